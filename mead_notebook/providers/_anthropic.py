@@ -1,0 +1,284 @@
+"""Models behind the Anthropic messages API."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from ..model import Message, ModelError, ReplyItem, ToolCall, ToolSpec
+from ._common import cause_text, error_detail, http_error, missing_extra, parse_arguments
+
+try:
+    import anthropic
+    import httpx2
+except ImportError:  # pragma: no cover - depends on the installed extras
+    raise missing_extra("AnthropicModel", "anthropic") from None
+
+__all__ = ["AnthropicModel"]
+
+PROVIDER = "anthropic"
+
+
+class _Dropped(Exception):
+    """The stream broke in a way worth one more try if nothing was shown yet."""
+
+
+@dataclass
+class _Block:
+    kind: str
+    id: str | None = None
+    name: str = ""
+    json: str = ""
+
+
+class AnthropicModel:
+    """A Claude model behind the Anthropic messages API (``ANTHROPIC_API_KEY``).
+
+    Replies stream: text fragments as they arrive, then the tool calls.
+
+    Retries: an HTTP 408, 409, 429 or 5xx answer and a failed connection are
+    retried by the SDK, at most ``max_retries`` times with exponential backoff.
+    A stream that breaks (dropped connection, read timeout, early end) before
+    any text was yielded is started again, also at most ``max_retries`` times.
+    Once text was yielded nothing is retried: the error is a ``ModelError``
+    and the text already shown stays.
+    """
+
+    streaming = True
+
+    def __init__(
+        self,
+        model: str,
+        api_key: str | None = None,
+        *,
+        base_url: str | None = None,
+        max_tokens: int = 4096,
+        timeout: float = 60.0,
+        max_retries: int = 2,
+    ) -> None:
+        if not isinstance(model, str) or not model.strip():
+            raise ValueError("model must be a non-empty model name")
+        if max_tokens < 1:
+            raise ValueError("max_tokens must be at least 1")
+        if timeout <= 0:
+            raise ValueError("timeout must be positive (seconds)")
+        if max_retries < 0:
+            raise ValueError("max_retries must be 0 or more")
+        self.model = model
+        self.name = f"{PROVIDER}:{model}"
+        self.max_tokens = int(max_tokens)
+        self.timeout = float(timeout)
+        self.max_retries = int(max_retries)
+        self._client = anthropic.Anthropic(
+            api_key=api_key,
+            base_url=base_url,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+        )
+        self.base_url = str(self._client.base_url)
+
+    def __repr__(self) -> str:
+        return f"AnthropicModel({self.model!r}, base_url={self.base_url!r})"
+
+    def reply(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Iterator[ReplyItem]:
+        """Stream the next reply: text fragments, then the tool calls."""
+        request = self._request(messages, tools)
+        attempt = 0
+        while True:
+            produced = False
+            try:
+                for item in self._stream(request):
+                    produced = True
+                    yield item
+                return
+            except _Dropped as exc:
+                if produced or attempt >= self.max_retries:
+                    tried = f" (after {attempt} retries)" if attempt else ""
+                    raise ModelError(PROVIDER, f"{self.model}: {exc}{tried}") from exc.__cause__
+                attempt += 1
+                time.sleep(min(0.5 * 2 ** (attempt - 1), 8.0))
+
+    def _request(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> dict[str, Any]:
+        system, converted = to_anthropic_messages(messages, self.model)
+        request: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": converted,
+            "stream": True,
+        }
+        if system:
+            request["system"] = system
+        if tools:
+            request["tools"] = to_anthropic_tools(tools)
+        return request
+
+    def _stream(self, request: dict[str, Any]) -> Iterator[ReplyItem]:
+        try:
+            stream = self._client.messages.create(**request)
+        except anthropic.APIStatusError as exc:
+            raise http_error(
+                PROVIDER, self.model, exc.status_code, exc.body, exc.message, self.max_retries
+            ) from exc
+        except anthropic.APITimeoutError as exc:
+            raise ModelError(
+                PROVIDER,
+                f"{self.model}: {self.base_url} did not answer within {self.timeout:g} s"
+                f"{self._retried()}",
+            ) from exc
+        except anthropic.APIConnectionError as exc:
+            raise ModelError(
+                PROVIDER,
+                f"{self.model}: could not connect to {self.base_url}{self._retried()}: "
+                f"{cause_text(exc)}",
+            ) from exc
+        except Exception as exc:
+            raise ModelError(PROVIDER, f"{self.model}: the request failed: {exc}") from exc
+
+        blocks: dict[int, _Block] = {}
+        stop_reason: str | None = None
+        finished = False
+        with cast(Any, stream) as events:
+            try:
+                for event in events:
+                    kind = getattr(event, "type", None)
+                    if kind == "content_block_start":
+                        block = event.content_block
+                        blocks[event.index] = _Block(
+                            kind=getattr(block, "type", ""),
+                            id=getattr(block, "id", None),
+                            name=getattr(block, "name", "") or "",
+                        )
+                        text = getattr(block, "text", None)
+                        if blocks[event.index].kind == "text" and text:
+                            yield text
+                    elif kind == "content_block_delta":
+                        delta = event.delta
+                        delta_kind = getattr(delta, "type", None)
+                        if delta_kind == "text_delta" and delta.text:
+                            yield delta.text
+                        elif delta_kind == "input_json_delta":
+                            target = blocks.get(event.index)
+                            if target is None:
+                                raise ModelError(
+                                    PROVIDER,
+                                    f"{self.model}: the stream sent tool input for block "
+                                    f"{event.index}, which never started",
+                                )
+                            target.json += delta.partial_json or ""
+                    elif kind == "message_delta":
+                        stop_reason = getattr(event.delta, "stop_reason", None) or stop_reason
+                    elif kind == "message_stop":
+                        finished = True
+            except anthropic.APIStatusError as exc:
+                detail = error_detail(exc.body, exc.message)
+                raise ModelError(
+                    PROVIDER, f"{self.model}: the server reported an error mid-answer: {detail}"
+                ) from exc
+            except (anthropic.APITimeoutError, httpx2.TimeoutException) as exc:
+                raise _Dropped(
+                    f"the server sent nothing for {self.timeout:g} s mid-answer (timed out)"
+                ) from exc
+            except (anthropic.APIConnectionError, httpx2.RequestError) as exc:
+                raise _Dropped(f"the connection dropped mid-answer: {cause_text(exc)}") from exc
+            except ValueError as exc:
+                raise ModelError(
+                    PROVIDER,
+                    f"{self.model}: the server sent a malformed stream event "
+                    f"(not valid JSON): {exc}",
+                ) from exc
+        if not finished:
+            raise _Dropped("the stream ended before the answer was complete")
+        for index in sorted(blocks):
+            block = blocks[index]
+            if block.kind != "tool_use":
+                continue
+            if not block.name:
+                raise ModelError(PROVIDER, f"{self.model}: a tool call came without a tool name")
+            arguments = parse_arguments(
+                PROVIDER, self.model, block.name, block.json, stop_reason == "max_tokens"
+            )
+            yield ToolCall(block.name, arguments, block.id)
+
+    def _retried(self) -> str:
+        return f" (tried {self.max_retries + 1} times)" if self.max_retries else ""
+
+
+def to_anthropic_messages(
+    messages: Sequence[Message], model: str = ""
+) -> tuple[str, list[dict[str, Any]]]:
+    """Our messages as the messages API wants them: the system text, and the turns.
+
+    Assistant tool calls become ``tool_use`` blocks; tool results become
+    ``tool_result`` blocks (with ``is_error``) in a user turn; consecutive turns
+    of one role are merged into one.
+    """
+    system: list[str] = []
+    turns: list[dict[str, Any]] = []
+
+    def add(role: str, blocks: list[dict[str, Any]]) -> None:
+        if not blocks:
+            return
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+
+    for number, message in enumerate(messages, 1):
+        role = message.get("role") if isinstance(message, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        if role == "system":
+            if content:
+                system.append(str(content))
+        elif role == "user":
+            add("user", _text_blocks(content))
+        elif role == "assistant":
+            blocks = _text_blocks(content)
+            for c in message.get("tool_calls") or []:
+                blocks.append(
+                    {
+                        "type": "tool_use",
+                        "id": c["id"],
+                        "name": c["name"],
+                        "input": c.get("arguments") or {},
+                    }
+                )
+            add("assistant", blocks)
+        elif role == "tool":
+            text = content if isinstance(content, str) else json.dumps(content, default=str)
+            add(
+                "user",
+                [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": message["tool_call_id"],
+                        "content": text,
+                        "is_error": bool(message.get("is_error")),
+                    }
+                ],
+            )
+        else:
+            raise ModelError(PROVIDER, f"{model}: message {number} has an unknown role {role!r}")
+    return "\n\n".join(system), turns
+
+
+def _text_blocks(content: object) -> list[dict[str, Any]]:
+    if isinstance(content, list):
+        return [dict(block) for block in content if isinstance(block, dict)]
+    if content is None or content == "":
+        return []
+    return [{"type": "text", "text": str(content)}]
+
+
+def to_anthropic_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    """Tools with their ``input_schema``, as the messages API wants them."""
+    converted = []
+    for t in tools:
+        schema = dict(t.get("parameters") or {})
+        schema.setdefault("type", "object")
+        converted.append(
+            {"name": t["name"], "description": t.get("description") or "", "input_schema": schema}
+        )
+    return converted

@@ -1,0 +1,114 @@
+"""What the provider models share: argument parsing, error wording, the retry rule."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..model import ModelError
+
+RETRYABLE_STATUS = frozenset({408, 409, 429})
+"""HTTP statuses worth a retry besides every 5xx (the SDKs use the same rule)."""
+
+_STATUS_WORDS = {
+    400: "the server rejected the request as malformed",
+    401: "the API key was refused",
+    402: "the account cannot pay for this request",
+    403: "access was denied",
+    404: "not found (check the model name and the base URL)",
+    408: "the server timed out waiting for the request",
+    409: "the request conflicted with another one",
+    413: "the request is too large",
+    422: "the server could not process the request",
+    429: "too many requests (rate limited)",
+    529: "the service is overloaded",
+}
+
+
+def missing_extra(cls: str, extra: str) -> ImportError:
+    """The error for a class whose optional dependency is not installed."""
+    return ImportError(f"{cls} needs the {extra} extra: pip install 'mead-notebook[{extra}]'")
+
+
+def retryable(status: int) -> bool:
+    """Whether an HTTP status is transient: 408, 409, 429 and every 5xx."""
+    return status in RETRYABLE_STATUS or status >= 500
+
+
+def status_words(status: int) -> str:
+    """A plain description of an HTTP error status."""
+    if status in _STATUS_WORDS:
+        return _STATUS_WORDS[status]
+    if status >= 500:
+        return "the server failed"
+    return "the request failed"
+
+
+def error_detail(body: object, fallback: str) -> str:
+    """The human message inside a provider's JSON error body, else ``fallback``."""
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict):
+            message = inner.get("message")
+            if isinstance(message, str) and message.strip():
+                return message.strip()
+        elif isinstance(inner, str) and inner.strip():
+            return inner.strip()
+        message = body.get("message")
+        if isinstance(message, str) and message.strip():
+            return message.strip()
+    if isinstance(body, str) and body.strip():
+        return body.strip()[:300]
+    return fallback
+
+
+def http_error(
+    provider: str, model: str, status: int, body: object, fallback: str, retries: int
+) -> ModelError:
+    """A ``ModelError`` for an HTTP error status, saying whether it was retried."""
+    detail = error_detail(body, fallback)
+    retried = f" (still failing after {retries} retries)" if retryable(status) and retries else ""
+    return ModelError(
+        provider, f"{model}: HTTP {status}, {status_words(status)}{retried}: {detail}"
+    )
+
+
+def parse_arguments(
+    provider: str, model: str, name: str, raw: str, cut_off: bool
+) -> dict[str, Any]:
+    """The JSON object of a tool call's streamed arguments, or a ``ModelError``."""
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        why = " (the answer was cut off at the token limit)" if cut_off else ""
+        raise ModelError(
+            provider,
+            f"{model}: the arguments of the call to {name!r} are not valid JSON{why}: "
+            f"{exc.msg} at character {exc.pos} of {_clip(raw)}",
+        ) from None
+    if not isinstance(value, dict):
+        raise ModelError(
+            provider,
+            f"{model}: the arguments of the call to {name!r} are not a JSON object: {_clip(raw)}",
+        )
+    return value
+
+
+def cause_text(exc: BaseException) -> str:
+    """The deepest useful message of an exception chain, for connection errors."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    text = ""
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        message = str(current).strip()
+        if message:
+            text = f"{type(current).__name__}: {message}"
+        current = current.__cause__ or current.__context__
+    return text or type(exc).__name__
+
+
+def _clip(text: str, limit: int = 120) -> str:
+    return repr(text if len(text) <= limit else text[:limit] + "…")

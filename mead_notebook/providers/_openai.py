@@ -1,0 +1,279 @@
+"""Models behind the OpenAI chat completions API, and servers that speak it."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from ..model import Message, ModelError, ReplyItem, ToolCall, ToolSpec
+from ._common import cause_text, http_error, missing_extra, parse_arguments
+
+try:
+    import openai
+except ImportError:  # pragma: no cover - depends on the installed extras
+    raise missing_extra("OpenAIModel", "openai") from None
+
+__all__ = ["OpenAIModel"]
+
+PROVIDER = "openai"
+PLACEHOLDER_KEY = "not-needed"
+"""The key sent to a local server (``base_url`` given, no key): most ignore it."""
+
+
+class _Dropped(Exception):
+    """The stream broke in a way worth one more try if nothing was shown yet."""
+
+
+@dataclass
+class _PartialCall:
+    id: str | None = None
+    name: str = ""
+    arguments: str = ""
+
+
+class OpenAIModel:
+    """A chat model behind the OpenAI API or an OpenAI-compatible server.
+
+    ``OpenAIModel("gpt-4o-mini")`` reads ``OPENAI_API_KEY``;
+    ``OpenAIModel("llama3.2", base_url="http://localhost:11434/v1")`` talks to a
+    local server (Ollama, vLLM, llama.cpp, LM Studio) with a placeholder key.
+    Replies stream: text fragments as they arrive, then the tool calls.
+
+    Retries: an HTTP 408, 409, 429 or 5xx answer and a failed connection are
+    retried by the SDK, at most ``max_retries`` times with exponential backoff.
+    A stream that breaks (dropped connection, read timeout, early end) before
+    any text was yielded is started again, also at most ``max_retries`` times.
+    Once text was yielded nothing is retried: the error is a ``ModelError``
+    and the text already shown stays.
+    """
+
+    streaming = True
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        *,
+        timeout: float = 60.0,
+        max_retries: int = 2,
+        temperature: float | None = None,
+        extra_body: dict[str, Any] | None = None,
+    ) -> None:
+        if not isinstance(model, str) or not model.strip():
+            raise ValueError("model must be a non-empty model name")
+        if timeout <= 0:
+            raise ValueError("timeout must be positive (seconds)")
+        if max_retries < 0:
+            raise ValueError("max_retries must be 0 or more")
+        self.model = model
+        self.name = f"{PROVIDER}:{model}"
+        self.timeout = float(timeout)
+        self.max_retries = int(max_retries)
+        self.temperature = temperature
+        self.extra_body = dict(extra_body) if extra_body else None
+        if api_key is None and base_url is not None:
+            api_key = PLACEHOLDER_KEY
+        try:
+            self._client = openai.OpenAI(
+                api_key=api_key,
+                base_url=base_url,
+                timeout=self.timeout,
+                max_retries=self.max_retries,
+            )
+        except openai.OpenAIError as exc:
+            raise ValueError(
+                "OpenAIModel needs an API key: pass api_key= or set OPENAI_API_KEY "
+                f"(a local server given by base_url needs none). {exc}"
+            ) from None
+        self.base_url = str(self._client.base_url)
+
+    def __repr__(self) -> str:
+        return f"OpenAIModel({self.model!r}, base_url={self.base_url!r})"
+
+    def reply(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Iterator[ReplyItem]:
+        """Stream the next reply: text fragments, then the tool calls."""
+        request = self._request(messages, tools)
+        attempt = 0
+        while True:
+            produced = False
+            try:
+                for item in self._stream(request):
+                    produced = True
+                    yield item
+                return
+            except _Dropped as exc:
+                if produced or attempt >= self.max_retries:
+                    tried = f" (after {attempt} retries)" if attempt else ""
+                    raise ModelError(PROVIDER, f"{self.model}: {exc}{tried}") from exc.__cause__
+                attempt += 1
+                time.sleep(min(0.5 * 2 ** (attempt - 1), 8.0))
+
+    def _request(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> dict[str, Any]:
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": to_openai_messages(messages, self.model),
+            "stream": True,
+        }
+        if tools:
+            request["tools"] = to_openai_tools(tools)
+        if self.temperature is not None:
+            request["temperature"] = self.temperature
+        if self.extra_body:
+            request["extra_body"] = self.extra_body
+        return request
+
+    def _stream(self, request: dict[str, Any]) -> Iterator[ReplyItem]:
+        try:
+            stream = self._client.chat.completions.create(**request)
+        except openai.APIStatusError as exc:
+            raise http_error(
+                PROVIDER, self.model, exc.status_code, exc.body, exc.message, self.max_retries
+            ) from exc
+        except openai.APITimeoutError as exc:
+            raise ModelError(
+                PROVIDER,
+                f"{self.model}: {self.base_url} did not answer within {self.timeout:g} s"
+                f"{self._retried()}",
+            ) from exc
+        except openai.APIConnectionError as exc:
+            raise ModelError(
+                PROVIDER,
+                f"{self.model}: could not connect to {self.base_url}{self._retried()}: "
+                f"{cause_text(exc)}",
+            ) from exc
+        except Exception as exc:
+            raise ModelError(PROVIDER, f"{self.model}: the request failed: {exc}") from exc
+
+        calls: dict[int, _PartialCall] = {}
+        finish: str | None = None
+        with cast(Any, stream) as chunks:
+            try:
+                for chunk in chunks:
+                    for choice in chunk.choices or ():
+                        if getattr(choice, "index", 0) not in (0, None):
+                            continue
+                        delta = choice.delta
+                        text = getattr(delta, "content", None) if delta is not None else None
+                        if isinstance(text, str) and text:
+                            yield text
+                        for fragment in getattr(delta, "tool_calls", None) or ():
+                            _add_fragment(calls, fragment)
+                        if choice.finish_reason:
+                            finish = choice.finish_reason
+            except openai.APITimeoutError as exc:
+                raise _Dropped(
+                    f"the server sent nothing for {self.timeout:g} s mid-answer (timed out)"
+                ) from exc
+            except openai.APIConnectionError as exc:
+                raise _Dropped(f"the connection dropped mid-answer: {cause_text(exc)}") from exc
+            except openai.APIError as exc:
+                raise ModelError(
+                    PROVIDER,
+                    f"{self.model}: the server reported an error mid-answer: {exc.message}",
+                ) from exc
+            except ValueError as exc:
+                raise ModelError(
+                    PROVIDER,
+                    f"{self.model}: the server sent a malformed stream event "
+                    f"(not valid JSON): {exc}",
+                ) from exc
+        if finish is None:
+            raise _Dropped("the stream ended before the answer was complete")
+        for index in sorted(calls):
+            partial = calls[index]
+            if not partial.name:
+                raise ModelError(PROVIDER, f"{self.model}: a tool call came without a tool name")
+            arguments = parse_arguments(
+                PROVIDER, self.model, partial.name, partial.arguments, finish == "length"
+            )
+            yield ToolCall(partial.name, arguments, partial.id)
+
+    def _retried(self) -> str:
+        return f" (tried {self.max_retries + 1} times)" if self.max_retries else ""
+
+
+def _add_fragment(calls: dict[int, _PartialCall], fragment: Any) -> None:
+    """Fold one streamed tool-call fragment into the call at its index."""
+    index = getattr(fragment, "index", None)
+    call_id = getattr(fragment, "id", None)
+    if not isinstance(index, int):
+        known = [i for i, c in calls.items() if call_id is not None and c.id == call_id]
+        if known:
+            index = known[0]
+        elif call_id is not None or not calls:
+            index = len(calls)
+        else:
+            index = max(calls)
+    partial = calls.setdefault(index, _PartialCall())
+    if call_id and not partial.id:
+        partial.id = call_id
+    function = getattr(fragment, "function", None)
+    if function is None:
+        return
+    name = getattr(function, "name", None)
+    if name and not partial.name:
+        partial.name = name
+    arguments = getattr(function, "arguments", None)
+    if arguments:
+        partial.arguments += arguments
+
+
+def to_openai_messages(messages: Sequence[Message], model: str = "") -> list[dict[str, Any]]:
+    """Our messages in the chat completions format.
+
+    Tool calls carry their arguments as a JSON string; a failed tool result is
+    a ``tool`` message whose text starts with ``Error:`` (the API has no flag).
+    """
+    converted: list[dict[str, Any]] = []
+    for number, message in enumerate(messages, 1):
+        role = message.get("role") if isinstance(message, dict) else None
+        if role in ("system", "user"):
+            converted.append({"role": role, "content": message.get("content") or ""})
+        elif role == "assistant":
+            out: dict[str, Any] = {"role": "assistant", "content": message.get("content") or None}
+            tool_calls = message.get("tool_calls") or []
+            if tool_calls:
+                out["tool_calls"] = [
+                    {
+                        "id": c["id"],
+                        "type": "function",
+                        "function": {
+                            "name": c["name"],
+                            "arguments": json.dumps(c.get("arguments") or {}, ensure_ascii=False),
+                        },
+                    }
+                    for c in tool_calls
+                ]
+            elif out["content"] is None:
+                out["content"] = ""
+            converted.append(out)
+        elif role == "tool":
+            content = message.get("content")
+            text = content if isinstance(content, str) else json.dumps(content, default=str)
+            if message.get("is_error") and not text.lower().startswith("error"):
+                text = f"Error: {text}"
+            converted.append(
+                {"role": "tool", "tool_call_id": message["tool_call_id"], "content": text}
+            )
+        else:
+            raise ModelError(PROVIDER, f"{model}: message {number} has an unknown role {role!r}")
+    return converted
+
+
+def to_openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    """Tools as chat completions function tools."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": t["name"],
+                "description": t.get("description") or "",
+                "parameters": t.get("parameters") or {"type": "object", "properties": {}},
+            },
+        }
+        for t in tools
+    ]
