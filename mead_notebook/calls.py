@@ -40,6 +40,10 @@ class Call:
         self._events: queue.SimpleQueue[CallEvent] = queue.SimpleQueue()
         self._on_cancel: list[Callable[[], None]] = []
         self._lock = threading.Lock()
+        self.result: str | None = None
+        """The text the model receives, once the call has completed."""
+        self.error: str | None = None
+        """What went wrong, once the call has failed."""
 
     def __repr__(self) -> str:
         state = "cancelled" if self.cancelled else "active"

@@ -416,17 +416,24 @@ class _TurnRunner:
             messages.insert(0, {"role": "system", "content": self.router.system})
         parts: list[str] = []
         calls: list[ToolCall] = []
-        stream = bool(getattr(model, "streaming", False))
+        delta = None
+        if self.interaction is not None and getattr(model, "streaming", False):
+            delta = self.interaction.text_delta
+        context, cancelled, everything = self.context, self.cancelled.is_set, self._parts
         try:
             for item in model.reply(messages, specs):
-                self._check_cancelled()
+                if cancelled():
+                    raise _Cancelled
                 if isinstance(item, str):
                     if not item:
                         continue
                     parts.append(item)
-                    self._parts.append(item)
-                    if stream:
-                        self._callback("text_delta", item)
+                    everything.append(item)
+                    if delta is not None:
+                        try:
+                            delta(context, item)
+                        except Exception:
+                            log.exception("interaction.text_delta raised; the turn goes on")
                 elif isinstance(item, ToolCall):
                     if item.id is None:
                         item = ToolCall(item.name, item.arguments, self.router._next_id())
@@ -542,23 +549,22 @@ class _TurnRunner:
         finally:
             self.running.pop(call.tool_call_id, None)
         if event.kind == "done" and event.error is None:
-            record.result = result_text(event.value)
+            record.result = call.result = result_text(event.value)
             self._update(record, "completed")
             return _tool_message(record.tool_call_id, record.result, error=False)
         if event.kind == "cancel":
-            return self._fail(
-                record, "cancelled", "cancelled", f"The call to {t.name} was cancelled by the user."
-            )
-        if event.kind == "timeout":
-            return self._fail(
-                record,
-                "timeout",
-                f"timed out after {self.router.tool_timeout:g} s",
-                f"{t.name} did not finish within {self.router.tool_timeout:g} s.",
-            )
-        err = event.error
-        detail = f"{type(err).__name__}: {err}" if err is not None else "unknown error"
-        return self._fail(record, "error", detail, f"{t.name} failed: {detail}")
+            outcome, step = "cancelled", "cancelled"
+            message = f"The call to {t.name} was cancelled by the user."
+        elif event.kind == "timeout":
+            outcome, step = "timeout", f"timed out after {self.router.tool_timeout:g} s"
+            message = f"{t.name} did not finish within {self.router.tool_timeout:g} s."
+        else:
+            err = event.error
+            outcome = "error"
+            step = f"{type(err).__name__}: {err}" if err is not None else "unknown error"
+            message = f"{t.name} failed: {step}"
+        call.error = message
+        return self._fail(record, outcome, step, message)
 
     def _wait_call(self, call: Call, record: CallRecord) -> CallEvent:
         deadline = time.monotonic() + self.router.tool_timeout

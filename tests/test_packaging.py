@@ -62,18 +62,20 @@ def dists(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_wheel_contains_the_bundle_built_from_source(dists: Path) -> None:
     (wheel,) = dists.glob("mead_notebook-*.whl")
-    names = set(zipfile.ZipFile(wheel).namelist())
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        js = archive.read("mead_notebook/static/widget.js").decode()
     assert "mead_notebook/static/widget.js" in names
     assert "mead_notebook/static/widget.css" in names
     assert "mead_notebook/py.typed" in names
-    js = zipfile.ZipFile(wheel).read("mead_notebook/static/widget.js").decode()
     assert "export" in js
     assert len(js) > 10_000
 
 
 def test_the_sdist_contains_the_bundle_and_the_frontend_source(dists: Path) -> None:
     (sdist,) = dists.glob("mead_notebook-*.tar.gz")
-    names = {n.split("/", 1)[1] for n in tarfile.open(sdist).getnames() if "/" in n}
+    with tarfile.open(sdist) as archive:
+        names = {n.split("/", 1)[1] for n in archive.getnames() if "/" in n}
     assert "mead_notebook/static/widget.js" in names
     assert "js/src/index.js" in names
     assert "js/package-lock.json" in names

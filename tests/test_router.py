@@ -666,3 +666,24 @@ def test_policies_decide_by_class_and_stand_in_for_a_person() -> None:
         "go", interaction=DenyAll()
     )
     assert result.calls[0].outcome == "denied"
+
+
+def test_the_call_carries_its_result_or_error_by_the_final_update() -> None:
+    seen: dict[str, tuple[str | None, str | None]] = {}
+
+    class Watch(AllowAll):
+        def register_call(self, context: Any, tool_call_id: str, call: Call) -> None:
+            self.calls = getattr(self, "calls", {})
+            self.calls[tool_call_id] = call
+
+        def tool_updated(self, context: Any, update: Any) -> None:
+            if update["status"] in ("completed", "failed"):
+                call = self.calls[update["tool_call_id"]]
+                seen[update["tool_call_id"]] = (call.result, call.error)
+
+    Router(
+        script([ToolCall("write_file", {"path": "a", "text": "xy"}), ToolCall("explode")], ["k"]),
+        tools=[write_file, explode],
+    ).run("go", interaction=Watch())
+    assert seen["call_1"] == ("wrote 2 characters to a", None)
+    assert seen["call_2"] == (None, "explode failed: OSError: disk on fire")
