@@ -1,0 +1,395 @@
+"""Streaming a long answer into a notebook: what the frontend receives, side by side.
+
+A real kernel (started with ``jupyter_client``) runs one turn of a scripted model
+that streams N fragments of about four characters, once per way of showing it:
+no interaction at all, ``NotebookInteraction``, and the three ways notebooks do it
+today (a display handle updated per fragment, ``print`` into an
+``ipywidgets.Output``, a synced string trait appended per fragment). The client
+reads the raw IOPub frames the kernel sends for the cell and counts them.
+
+Run: .venv/bin/python bench/stream.py [--fragments 20000] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from jupyter_client.manager import KernelManager
+
+DELIMITER = b"<IDS|MSG>"
+WHOLE_STATE = re.compile(rb'"method":\s*"update"')
+
+FRAGMENTS_SOURCE = """
+def make_fragments(n):
+    words = ["The ", "quic", "k br", "own ", "fox ", "jump", "s ov", "er é", "😀 ok", "\\n\\n- "]
+    return [words[i % len(words)] for i in range(n)]
+"""
+
+SETUP = (
+    FRAGMENTS_SOURCE
+    + """
+import time
+import anywidget
+import ipywidgets
+import traitlets
+from IPython.display import Markdown, display
+from mead_notebook import Allow, Router, ScriptedModel, Unanswered
+from mead_notebook.widget import NotebookInteraction
+
+FRAGMENTS = make_fragments({n})
+PACED = {paced}
+
+
+class Base:
+    def tool_updated(self, context, update):
+        pass
+
+    def request_permission(self, context, request):
+        return Allow()
+
+    def register_call(self, context, tool_call_id, call):
+        pass
+
+    def ask_choice(self, context, choice):
+        return Unanswered("no_answer")
+
+    def text_delta(self, context, text):
+        pass
+
+
+class Handle(Base):
+    def __init__(self):
+        self.parts = []
+        self.handle = display(Markdown(""), display_id=True)
+
+    def text_delta(self, context, text):
+        self.parts.append(text)
+        self.handle.update(Markdown("".join(self.parts)))
+
+
+class Printed(Base):
+    def __init__(self):
+        self.out = ipywidgets.Output()
+        display(self.out)
+
+    def text_delta(self, context, text):
+        with self.out:
+            print(text, end="")
+
+
+class TextWidget(anywidget.AnyWidget):
+    _esm = "export default {{ render({{ model, el }}) {{ el.textContent = model.get('text'); }} }}"
+    text = traitlets.Unicode("").tag(sync=True)
+
+
+class Trait(Base):
+    def __init__(self):
+        self.widget = TextWidget()
+        display(self.widget)
+
+    def text_delta(self, context, text):
+        self.widget.text += text
+
+
+class Paced:
+    # Streams FRAGMENTS at about 10,000 a second, in bursts of 100, as a network would.
+
+    name = "paced"
+    streaming = True
+
+    def reply(self, messages, tools):
+        for i, fragment in enumerate(FRAGMENTS):
+            if i % 100 == 99:
+                time.sleep(0.01)
+            yield fragment
+
+
+def turn(interaction):
+    model = Paced() if PACED else ScriptedModel([FRAGMENTS])
+    router = Router(model)
+    started = time.perf_counter()
+    result = router.run("Write a long answer", interaction=interaction)
+    elapsed = time.perf_counter() - started
+    assert result.text == "".join(FRAGMENTS)
+    return elapsed
+"""
+)
+
+VARIANTS: dict[str, str] = {
+    "no interaction": "turn(None)",
+    "no-op interaction": "turn(Base())",
+    "NotebookInteraction": "turn(NotebookInteraction())",
+    "display handle": "turn(Handle())",
+    "Output + print": "turn(Printed())",
+    "synced str trait": "turn(Trait())",
+}
+
+
+FAST = ("no interaction", "no-op interaction", "NotebookInteraction")
+"""Run interleaved in one kernel, so that they share the machine's load alike."""
+
+
+@dataclass
+class Frame:
+    """One IOPub message as received: its size on the wire and its decoded parts."""
+
+    size: int
+    header: dict[str, Any]
+    parent: dict[str, Any]
+    content: bytes
+
+
+@dataclass
+class Run:
+    """What the client received for one cell."""
+
+    seconds: float
+    turn_seconds: float
+    frames: list[Frame] = field(default_factory=list)
+
+    @property
+    def messages(self) -> int:
+        return len(self.frames)
+
+    @property
+    def bytes(self) -> int:
+        return sum(f.size for f in self.frames)
+
+
+def execute(km: KernelManager, kc: Any, code: str, timeout: float = 600.0) -> Run:
+    """Run ``code`` and collect every IOPub frame until the kernel is idle again."""
+    socket = kc.iopub_channel.socket
+    while socket.poll(0):
+        socket.recv_multipart()
+    started = time.perf_counter()
+    msg_id = kc.execute(code, store_history=False)
+    frames: list[Frame] = []
+    last_whole: Frame | None = None
+    deadline = time.monotonic() + timeout
+    idle = False
+    while not idle:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the cell did not finish within {timeout} s")
+        if not socket.poll(1000):
+            continue
+        raw = socket.recv_multipart()
+        i = raw.index(DELIMITER)
+        header = json.loads(raw[i + 2])
+        parent = json.loads(raw[i + 3])
+        frame = Frame(sum(len(p) for p in raw), header, parent, raw[i + 5])
+        if _replaces_whole(frame):
+            # Only the last whole-state message matters; dropping the earlier ones
+            # keeps the client's memory bounded (the old ways send O(n^2) bytes).
+            if last_whole is not None:
+                last_whole.content = b""
+            last_whole = frame
+        frames.append(frame)
+        if header["msg_type"] == "status" and parent.get("msg_id") == msg_id:
+            idle = json.loads(raw[i + 5])["execution_state"] == "idle"
+    seconds = time.perf_counter() - started
+    reply = kc.get_shell_msg(timeout=timeout)
+    if reply["content"]["status"] != "ok":
+        raise RuntimeError(f"the cell failed: {reply['content']}")
+    result = [f for f in frames if f.header["msg_type"] == "execute_result"]
+    turn_seconds = float(json.loads(result[-1].content)["data"]["text/plain"]) if result else 0.0
+    return Run(seconds, turn_seconds, frames)
+
+
+def _replaces_whole(frame: Frame) -> bool:
+    kind = frame.header["msg_type"]
+    if kind == "update_display_data":
+        return True
+    return kind == "comm_msg" and WHOLE_STATE.search(frame.content[:200]) is not None
+
+
+def comm_payloads(run: Run) -> list[tuple[datetime, dict[str, Any]]]:
+    out = []
+    for f in run.frames:
+        if f.header["msg_type"] == "comm_msg" and f.content:
+            stamp = datetime.fromisoformat(f.header["date"].replace("Z", "+00:00"))
+            out.append((stamp, json.loads(f.content)["data"]))
+    return out
+
+
+def replay_text(run: Run) -> str:
+    """The text a frontend ends with: the text messages applied, then the final sync."""
+    text = b""
+    for _stamp, data in comm_payloads(run):
+        if data.get("method") == "custom" and data["content"].get("type") == "text":
+            start = data["content"]["start"] * 2
+            if start <= len(text):
+                text = text[:start] + data["content"]["delta"].encode("utf-16-le")
+    streamed = text.decode("utf-16-le")
+    final = [d["state"]["text"] for _s, d in comm_payloads(run) if "text" in d.get("state", {})]
+    if not final or not final[-1].startswith(streamed):
+        raise AssertionError("the final sync does not continue the streamed text")
+    return str(final[-1])
+
+
+def max_per_window(run: Run, window: float) -> int:
+    stamps = sorted(
+        s
+        for s, d in comm_payloads(run)
+        if d.get("method") == "custom" and d["content"].get("type") == "text"
+    )
+    best, lo = 0, 0
+    for hi in range(len(stamps)):
+        while (stamps[hi] - stamps[lo]).total_seconds() >= window:
+            lo += 1
+        best = max(best, hi - lo + 1)
+    return best
+
+
+def breakdown(run: Run) -> dict[str, int]:
+    """Bytes on the wire by kind of message."""
+    sizes: dict[str, int] = {}
+    for f in run.frames:
+        kind = f.header["msg_type"]
+        if kind == "comm_msg" and f.content:
+            data = json.loads(f.content)["data"]
+            if data.get("method") == "custom":
+                kind = f"custom {data['content'].get('type')}"
+            else:
+                kind = f"comm {data.get('method')} " + ",".join(sorted(data.get("state", {})))
+        sizes[kind] = sizes.get(kind, 0) + f.size
+    return sizes
+
+
+def final_text(name: str, run: Run) -> str | None:
+    """The text the frontend shows at the end, for the variants that carry it whole."""
+    if name == "NotebookInteraction":
+        return replay_text(run)
+    if name == "display handle":
+        shown = [
+            json.loads(f.content)["data"]["text/markdown"]
+            for f in run.frames
+            if f.header["msg_type"] == "update_display_data" and f.content
+        ]
+        return shown[-1] if shown else None
+    if name == "Output + print":
+        streamed = [
+            json.loads(f.content)["text"] for f in run.frames if f.header["msg_type"] == "stream"
+        ]
+        return "".join(streamed)
+    if name == "synced str trait":
+        states = [
+            d["state"]["text"] for _s, d in comm_payloads(run) if "text" in d.get("state", {})
+        ]
+        return states[-1] if states else None
+    return None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--fragments", type=int, default=20_000)
+    parser.add_argument("--repeats", type=int, default=9, help="cells per fast variant")
+    parser.add_argument("--slow-repeats", type=int, default=1, help="cells per old way")
+    parser.add_argument(
+        "--paced", action="store_true", help="stream at about 10,000 fragments a second"
+    )
+    parser.add_argument("--only", nargs="*", default=list(VARIANTS), choices=list(VARIANTS))
+    args = parser.parse_args()
+
+    namespace: dict[str, Any] = {}
+    exec(FRAGMENTS_SOURCE, namespace)
+    expected = "".join(namespace["make_fragments"](args.fragments))
+    text_bytes = len(expected.encode("utf-8"))
+
+    results: dict[str, list[Run]] = {}
+    fast = [n for n in args.only if n in FAST]
+    groups = [(fast, args.repeats)] if fast else []
+    groups += [([n], args.slow_repeats) for n in args.only if n not in FAST]
+    for names, repeats in groups:
+        km = KernelManager(kernel_name="python3")
+        km.start_kernel()
+        kc = km.blocking_client()
+        kc.start_channels()
+        try:
+            kc.wait_for_ready(timeout=60)
+            execute(km, kc, SETUP.format(n=args.fragments, paced=args.paced))
+            for name in names:
+                execute(km, kc, VARIANTS[name])
+            for _ in range(repeats):
+                for name in names:
+                    results.setdefault(name, []).append(execute(km, kc, VARIANTS[name]))
+        finally:
+            kc.stop_channels()
+            km.shutdown_kernel(now=True)
+        print(f"  measured {', '.join(names)}", file=sys.stderr)
+
+    base = statistics.median(r.seconds for r in results.get("no interaction", [])) or None
+    base_turn = statistics.median(r.turn_seconds for r in results.get("no interaction", [])) or None
+    pace = "paced at about 10,000 a second" if args.paced else "as fast as the model yields them"
+    print(
+        f"{args.fragments} fragments {pace}, {len(expected)} characters "
+        f"({text_bytes} bytes UTF-8); "
+        f"median of {args.repeats} cells ({args.slow_repeats} for the old ways) in a real kernel; "
+        "all IOPub frames the client received for the cell"
+    )
+    header = (
+        f"{'variant':<22}{'cell s':>9}{'turn s':>9}{'x none':>8}{'messages':>10}"
+        f"{'bytes':>14}{'bytes/text':>12}{'text ok':>9}"
+    )
+    print(header)
+    print("-" * len(header))
+    for name, runs in results.items():
+        run = sorted(runs, key=lambda r: r.seconds)[len(runs) // 2]
+        seconds = statistics.median(r.seconds for r in runs)
+        turn = statistics.median(r.turn_seconds for r in runs)
+        ratio = f"{seconds / base:.2f}" if base else "-"
+        shown = final_text(name, run)
+        ok = "-" if shown is None and name in FAST[:2] else str(shown == expected)
+        print(
+            f"{name:<22}{seconds:>9.3f}{turn:>9.3f}{ratio:>8}{run.messages:>10}"
+            f"{run.bytes:>14,}{run.bytes / text_bytes:>12.2f}{ok:>9}"
+        )
+    if "NotebookInteraction" in results:
+        runs = results["NotebookInteraction"]
+        run = sorted(runs, key=lambda r: r.seconds)[len(runs) // 2]
+        ours = statistics.median(r.seconds for r in runs)
+        ours_turn = statistics.median(r.turn_seconds for r in runs)
+        worst = max(max_per_window(r, 0.030) for r in runs)
+        texts = [
+            sum(
+                1
+                for _s, d in comm_payloads(r)
+                if d.get("method") == "custom" and d["content"].get("type") == "text"
+            )
+            for r in runs
+        ]
+        print()
+        print("NotebookInteraction against the targets:")
+        if base and base_turn:
+            print(f"  cell time / no interaction : {ours / base:.2f}  (target <= 1.2)")
+            print(f"  turn time / no interaction : {ours_turn / base_turn:.2f}")
+        if "no-op interaction" in results:
+            noop = results["no-op interaction"]
+            noop_cell = statistics.median(r.seconds for r in noop)
+            noop_turn = statistics.median(r.turn_seconds for r in noop)
+            print(f"  cell time / no-op interaction : {ours / noop_cell:.2f}")
+            print(f"  turn time / no-op interaction : {ours_turn / noop_turn:.2f}")
+        opened = statistics.median(
+            sum(f.size for f in r.frames if f.header["msg_type"] == "comm_open") for r in runs
+        )
+        total = statistics.median(r.bytes for r in runs)
+        print(f"  bytes / text size          : {total / text_bytes:.2f}  (target <= 3)")
+        print(
+            f"    without the widget's comm_open ({opened:,.0f} bytes, the JS/CSS bundle "
+            f"sent once per widget): {(total - opened) / text_bytes:.2f}"
+        )
+        for kind, size in breakdown(run).items():
+            print(f"    {kind:<26}: {size:>10,} bytes")
+        print(f"  text messages per turn     : {texts}")
+        print(f"  max text messages in 30 ms : {worst}  (target <= 1)")
+
+
+if __name__ == "__main__":
+    main()

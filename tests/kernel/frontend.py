@@ -1,0 +1,239 @@
+"""A test frontend: a real kernel driven over the Jupyter protocol.
+
+``Frontend`` starts a kernel from one of the matrix environments, runs cells and
+plays the widget's frontend: it answers ``comm_open`` with ``{"type": "rendered"}``
+and answers open questions with whatever its ``responder`` returns. Everything
+runs in the test's thread (the client's sockets are not thread-safe).
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.manager import KernelManager
+
+REPO = Path(__file__).resolve().parents[2]
+ENVS = REPO / ".venv-kernels"
+START_TIMEOUT = 60.0
+
+Responder = Callable[[dict[str, Any]], "dict[str, Any] | None"]
+
+
+def kernel_python(version: str) -> Path:
+    """The python of the matrix environment for ``ipykernel==version``."""
+    return ENVS / f"ipykernel-{version}" / "bin" / "python"
+
+
+@dataclass
+class Widget:
+    """What the frontend knows of one widget model."""
+
+    comm_id: str
+    state: dict[str, Any]
+    cards: dict[str, dict[str, Any]] = field(default_factory=dict)
+    custom: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Frontend:
+    """One kernel of one ipykernel version, and a scripted frontend for its widgets."""
+
+    def __init__(self, version: str, workdir: Path, *, subshell: bool = False) -> None:
+        python = kernel_python(version)
+        if not python.exists():
+            raise FileNotFoundError(
+                f"no kernel environment for ipykernel {version} at {python.parent.parent}: "
+                "run scripts/kernel-envs.sh"
+            )
+        self.version = version
+        spec_dir = workdir / "kernels" / "mead-matrix"
+        spec_dir.mkdir(parents=True, exist_ok=True)
+        spec = {
+            "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+            "display_name": f"ipykernel {version}",
+            "language": "python",
+        }
+        (spec_dir / "kernel.json").write_text(json.dumps(spec))
+        specs = KernelSpecManager(kernel_dirs=[str(workdir / "kernels")])
+        self.km = KernelManager(kernel_name="mead-matrix", kernel_spec_manager=specs)
+        self.km.start_kernel(cwd=str(workdir))
+        self.kc = self.km.blocking_client()
+        self.kc.start_channels()
+        self.kc.wait_for_ready(timeout=START_TIMEOUT)
+        self.iopub: list[dict[str, Any]] = []
+        self.replies: dict[str, dict[str, Any]] = {}
+        self.widgets: dict[str, Widget] = {}
+        self.answered: dict[str, float] = {}
+        self.responder: Responder | None = None
+        self.render = True
+        self.subshell_id: str | None = self._create_subshell() if subshell else None
+
+    def close(self) -> None:
+        """Stop the kernel (bounded)."""
+        try:
+            self.kc.stop_channels()
+        finally:
+            self.km.shutdown_kernel(now=True)
+
+    # -- protocol --------------------------------------------------------------------
+
+    def _create_subshell(self) -> str:
+        msg = self.kc.session.msg("create_subshell_request", {})
+        self.kc.control_channel.send(msg)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            reply = self.kc.get_control_msg(timeout=10)
+            if reply["parent_header"].get("msg_id") == msg["header"]["msg_id"]:
+                content = reply["content"]
+                assert content.get("status") == "ok", content
+                return str(content["subshell_id"])
+        raise AssertionError("no create_subshell_reply")
+
+    def execute(self, code: str) -> str:
+        """Send a cell; return its ``msg_id``."""
+        return str(self.kc.execute(code, store_history=False, allow_stdin=False))
+
+    def send_custom(self, comm_id: str, content: dict[str, Any]) -> None:
+        """Send a widget ``custom`` message, over the subshell when there is one."""
+        msg = self.kc.session.msg(
+            "comm_msg",
+            {"comm_id": comm_id, "data": {"method": "custom", "content": content}},
+        )
+        if self.subshell_id is not None:
+            msg["header"]["subshell_id"] = self.subshell_id
+        self.kc.shell_channel.send(msg)
+
+    def answer(self, comm_id: str, content: dict[str, Any]) -> None:
+        """Answer a question now (and note when, for latency)."""
+        self.answered[str(content.get("question_id"))] = time.monotonic()
+        self.send_custom(comm_id, content)
+
+    # -- reading ---------------------------------------------------------------------
+
+    def drive(self, until: Callable[[], bool], timeout: float, what: str) -> None:
+        """Read and react to kernel messages until ``until()`` or fail after ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while not until():
+            if time.monotonic() > deadline:
+                tail = [(m["msg_type"], str(m.get("content"))[:200]) for m in self.iopub[-8:]]
+                raise AssertionError(f"timed out after {timeout} s waiting for {what}; {tail}")
+            self._read(0.02)
+
+    def wait_reply(self, msg_id: str, timeout: float = 60.0) -> dict[str, Any]:
+        """The cell's ``execute_reply``, once its outputs are in (driving the frontend)."""
+        self.drive(
+            lambda: msg_id in self.replies and self.idle(msg_id),
+            timeout,
+            f"the reply to {msg_id}",
+        )
+        return self.replies[msg_id]
+
+    def idle(self, msg_id: str) -> bool:
+        """Whether the kernel said it is done with ``msg_id`` (status ``idle``)."""
+        return any(
+            m["msg_type"] == "status"
+            and m["content"].get("execution_state") == "idle"
+            and m["parent_header"].get("msg_id") == msg_id
+            for m in self.iopub
+        )
+
+    def run(self, code: str, timeout: float = 60.0) -> tuple[dict[str, Any], str]:
+        """Run a cell to its end; return its reply content and its stdout."""
+        msg_id = self.execute(code)
+        reply = self.wait_reply(msg_id, timeout)
+        return reply["content"], self.stdout(msg_id)
+
+    def stdout(self, msg_id: str) -> str:
+        return "".join(
+            m["content"]["text"]
+            for m in self.iopub
+            if m["msg_type"] == "stream"
+            and m["parent_header"].get("msg_id") == msg_id
+            and m["content"].get("name") == "stdout"
+        )
+
+    def streams_by_parent(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for m in self.iopub:
+            if m["msg_type"] == "stream":
+                parent = m["parent_header"].get("msg_id", "")
+                out[parent] = out.get(parent, "") + m["content"]["text"]
+        return out
+
+    def _read(self, timeout: float) -> None:
+        try:
+            msg = self.kc.get_iopub_msg(timeout=timeout)
+        except queue.Empty:
+            pass
+        else:
+            msg["_received"] = time.monotonic()
+            self.iopub.append(msg)
+            self._react(msg)
+        while True:
+            try:
+                reply = self.kc.get_shell_msg(timeout=0)
+            except queue.Empty:
+                break
+            self.replies[reply["parent_header"].get("msg_id", "")] = reply
+
+    def _react(self, msg: dict[str, Any]) -> None:
+        kind = msg["msg_type"]
+        content = msg["content"]
+        if kind == "comm_open":
+            state = (content.get("data") or {}).get("state") or {}
+            if "calls" in state and "order" in state:
+                widget = Widget(content["comm_id"], state)
+                self.widgets[widget.comm_id] = widget
+                if self.render:
+                    self.send_custom(widget.comm_id, {"type": "rendered"})
+            return
+        if kind != "comm_msg":
+            return
+        found = self.widgets.get(content.get("comm_id", ""))
+        data = content.get("data") or {}
+        if found is None:
+            return
+        if data.get("method") == "update":
+            found.state.update(data.get("state") or {})
+            for card in (data.get("state") or {}).get("calls", {}).values():
+                found.cards[card["tool_call_id"]] = card
+            return
+        custom = data.get("content")
+        if data.get("method") != "custom" or not isinstance(custom, dict):
+            return
+        found.custom.append(custom)
+        if custom.get("type") != "call":
+            return
+        card = custom["card"]
+        found.cards[card["tool_call_id"]] = card
+        question = card.get("question")
+        if (
+            self.responder is not None
+            and question
+            and question.get("answer") is None
+            and question["id"] not in self.answered
+        ):
+            reply = self.responder(card)
+            if reply is not None:
+                self.answer(
+                    found.comm_id, {"type": "answer", "question_id": question["id"], **reply}
+                )
+
+    # -- what the widget shows -------------------------------------------------------
+
+    def cards(self) -> list[dict[str, Any]]:
+        """Every card of every widget, latest version of each."""
+        return [card for w in self.widgets.values() for card in w.cards.values()]
+
+    def open_question(self) -> dict[str, Any] | None:
+        for card in self.cards():
+            q = card.get("question")
+            if q and q.get("answer") is None:
+                return card
+        return None

@@ -1,0 +1,41 @@
+"""Outside a kernel, waiting is a plain bounded ``Event.wait``."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+from mead_notebook import _waiting
+
+
+class Probe:
+    comm = None
+
+    def __init__(self) -> None:
+        self.delivered: list[dict[str, Any]] = []
+
+    def deliver(self, content: dict[str, Any]) -> None:
+        self.delivered.append(content)
+
+
+def test_plain_python_uses_event_wait() -> None:
+    assert _waiting.mechanism() == "plain"
+    event = threading.Event()
+    started = time.monotonic()
+    assert _waiting.wait_for(Probe(), event, 0.05) is False
+    assert time.monotonic() - started >= 0.05
+    threading.Timer(0.02, event.set).start()
+    assert _waiting.wait_for(Probe(), event, 5.0) is True
+
+
+def test_poll_and_serve_while_do_nothing_outside_a_kernel() -> None:
+    probe = Probe()
+    _waiting.poll(probe)
+    _waiting.watch(probe)
+    flag = threading.Event()
+    threading.Timer(0.05, flag.set).start()
+    asyncio.run(asyncio.wait_for(_waiting.serve_while(flag.is_set, probe), 5.0))
+    assert flag.is_set()
+    assert probe.delivered == []
