@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 from ..model import Message, ModelError, ReplyItem, ToolCall, ToolSpec
-from ._common import cause_text, error_detail, http_error, missing_extra, parse_arguments
+from ._common import (
+    StreamDropped,
+    cause_text,
+    error_detail,
+    http_error,
+    missing_extra,
+    parse_arguments,
+    stream_with_retries,
+)
 
 try:
     import anthropic
@@ -20,10 +27,6 @@ except ImportError:  # pragma: no cover - depends on the installed extras
 __all__ = ["AnthropicModel"]
 
 PROVIDER = "anthropic"
-
-
-class _Dropped(Exception):
-    """The stream broke in a way worth one more try if nothing was shown yet."""
 
 
 @dataclass
@@ -86,20 +89,9 @@ class AnthropicModel:
     def reply(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Iterator[ReplyItem]:
         """Stream the next reply: text fragments, then the tool calls."""
         request = self._request(messages, tools)
-        attempt = 0
-        while True:
-            produced = False
-            try:
-                for item in self._stream(request):
-                    produced = True
-                    yield item
-                return
-            except _Dropped as exc:
-                if produced or attempt >= self.max_retries:
-                    tried = f" (after {attempt} retries)" if attempt else ""
-                    raise ModelError(PROVIDER, f"{self.model}: {exc}{tried}") from exc.__cause__
-                attempt += 1
-                time.sleep(min(0.5 * 2 ** (attempt - 1), 8.0))
+        return stream_with_retries(
+            lambda: self._stream(request), PROVIDER, self.model, self.max_retries
+        )
 
     def _request(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> dict[str, Any]:
         system, converted = to_anthropic_messages(messages, self.model)
@@ -178,11 +170,12 @@ class AnthropicModel:
                     PROVIDER, f"{self.model}: the server reported an error mid-answer: {detail}"
                 ) from exc
             except (anthropic.APITimeoutError, httpx2.TimeoutException) as exc:
-                raise _Dropped(
+                raise StreamDropped(
                     f"the server sent nothing for {self.timeout:g} s mid-answer (timed out)"
                 ) from exc
             except (anthropic.APIConnectionError, httpx2.RequestError) as exc:
-                raise _Dropped(f"the connection dropped mid-answer: {cause_text(exc)}") from exc
+                dropped = f"the connection dropped mid-answer: {cause_text(exc)}"
+                raise StreamDropped(dropped) from exc
             except ValueError as exc:
                 raise ModelError(
                     PROVIDER,
@@ -190,7 +183,7 @@ class AnthropicModel:
                     f"(not valid JSON): {exc}",
                 ) from exc
         if not finished:
-            raise _Dropped("the stream ended before the answer was complete")
+            raise StreamDropped("the stream ended before the answer was complete")
         for index in sorted(blocks):
             block = blocks[index]
             if block.kind != "tool_use":

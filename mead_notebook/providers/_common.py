@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from ..model import ModelError
 
@@ -23,6 +25,34 @@ _STATUS_WORDS = {
     429: "too many requests (rate limited)",
     529: "the service is overloaded",
 }
+
+
+T = TypeVar("T")
+
+
+class StreamDropped(Exception):
+    """The stream broke in a way worth one more try if nothing was shown yet."""
+
+
+def stream_with_retries(
+    stream: Callable[[], Iterator[T]], provider: str, model: str, max_retries: int
+) -> Iterator[T]:
+    """Yield from ``stream()``, starting it again after a ``StreamDropped`` only while
+    nothing was yielded, at most ``max_retries`` times, with exponential backoff."""
+    attempt = 0
+    while True:
+        produced = False
+        try:
+            for item in stream():
+                produced = True
+                yield item
+            return
+        except StreamDropped as exc:
+            if produced or attempt >= max_retries:
+                tried = f" (after {attempt} retries)" if attempt else ""
+                raise ModelError(provider, f"{model}: {exc}{tried}") from exc.__cause__
+            attempt += 1
+            time.sleep(min(0.5 * 2 ** (attempt - 1), 8.0))
 
 
 def missing_extra(cls: str, extra: str) -> ImportError:

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 from ..model import Message, ModelError, ReplyItem, ToolCall, ToolSpec
-from ._common import cause_text, http_error, missing_extra, parse_arguments
+from ._common import (
+    StreamDropped,
+    cause_text,
+    http_error,
+    missing_extra,
+    parse_arguments,
+    stream_with_retries,
+)
 
 try:
     import openai
@@ -21,10 +27,6 @@ __all__ = ["OpenAIModel"]
 PROVIDER = "openai"
 PLACEHOLDER_KEY = "not-needed"
 """The key sent to a local server (``base_url`` given, no key): most ignore it."""
-
-
-class _Dropped(Exception):
-    """The stream broke in a way worth one more try if nothing was shown yet."""
 
 
 @dataclass
@@ -97,20 +99,9 @@ class OpenAIModel:
     def reply(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Iterator[ReplyItem]:
         """Stream the next reply: text fragments, then the tool calls."""
         request = self._request(messages, tools)
-        attempt = 0
-        while True:
-            produced = False
-            try:
-                for item in self._stream(request):
-                    produced = True
-                    yield item
-                return
-            except _Dropped as exc:
-                if produced or attempt >= self.max_retries:
-                    tried = f" (after {attempt} retries)" if attempt else ""
-                    raise ModelError(PROVIDER, f"{self.model}: {exc}{tried}") from exc.__cause__
-                attempt += 1
-                time.sleep(min(0.5 * 2 ** (attempt - 1), 8.0))
+        return stream_with_retries(
+            lambda: self._stream(request), PROVIDER, self.model, self.max_retries
+        )
 
     def _request(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> dict[str, Any]:
         request: dict[str, Any] = {
@@ -165,11 +156,12 @@ class OpenAIModel:
                         if choice.finish_reason:
                             finish = choice.finish_reason
             except openai.APITimeoutError as exc:
-                raise _Dropped(
+                raise StreamDropped(
                     f"the server sent nothing for {self.timeout:g} s mid-answer (timed out)"
                 ) from exc
             except openai.APIConnectionError as exc:
-                raise _Dropped(f"the connection dropped mid-answer: {cause_text(exc)}") from exc
+                dropped = f"the connection dropped mid-answer: {cause_text(exc)}"
+                raise StreamDropped(dropped) from exc
             except openai.APIError as exc:
                 raise ModelError(
                     PROVIDER,
@@ -182,7 +174,7 @@ class OpenAIModel:
                     f"(not valid JSON): {exc}",
                 ) from exc
         if finish is None:
-            raise _Dropped("the stream ended before the answer was complete")
+            raise StreamDropped("the stream ended before the answer was complete")
         for index in sorted(calls):
             partial = calls[index]
             if not partial.name:
