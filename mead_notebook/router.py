@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import itertools
 import json
 import logging
@@ -237,7 +238,10 @@ class Turn:
         self._callbacks: list[Any] = []
         self._lock = threading.Lock()
         self._thread = threading.Thread(
-            target=self._main, args=(prompt, history), name="mead-turn", daemon=True
+            target=contextvars.copy_context().run,
+            args=(self._main, prompt, history),
+            name="mead-turn",
+            daemon=True,
         )
         self._thread.start()
 
@@ -539,7 +543,10 @@ class _TurnRunner:
             self._callback("register_call", record.tool_call_id, call)
             self._update(record, "in_progress", cancellable=True)
             worker = threading.Thread(
-                target=_invoke, args=(t, arguments, call), name=f"mead-tool-{t.name}", daemon=True
+                target=contextvars.copy_context().run,
+                args=(_invoke, t, arguments, call),
+                name=f"mead-tool-{t.name}",
+                daemon=True,
             )
             worker.start()
             event = self._wait_call(call, record)
