@@ -1,0 +1,1 @@
+"""End-to-end tests in real JupyterLab and Notebook 7, driven in Chromium."""

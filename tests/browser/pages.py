@@ -1,0 +1,155 @@
+"""Driving a notebook page as a person would: open it, run cells, read outputs."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import time
+from pathlib import Path
+
+from playwright.sync_api import Dialog, Locator, Page, expect
+
+from .servers import JupyterServer
+
+OPEN_TIMEOUT = 60_000
+RUN_TIMEOUT = 60_000
+UNBLOCKED = re.compile(r"UNBLOCKED (\d+\.\d+)")
+
+
+def write_notebook(root: Path, name: str, cells: list[str]) -> str:
+    """Write a notebook of code cells into the server's root; return its file name."""
+    notebook = {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {
+            "kernelspec": {
+                "name": "python3",
+                "display_name": "Python 3 (ipykernel)",
+                "language": "python",
+            }
+        },
+        "cells": [
+            {
+                "cell_type": "code",
+                "id": f"cell-{i}",
+                "metadata": {},
+                "execution_count": None,
+                "outputs": [],
+                "source": source,
+            }
+            for i, source in enumerate(cells)
+        ],
+    }
+    file_name = f"{name}.ipynb"
+    (root / file_name).write_text(json.dumps(notebook, indent=1))
+    return file_name
+
+
+class NotebookPage:
+    """One notebook open in JupyterLab or Notebook 7 in a Chromium page."""
+
+    def __init__(self, page: Page, server: JupyterServer, name: str, artifacts: Path) -> None:
+        self.page = page
+        self.server = server
+        self.name = re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-")
+        self.artifacts = artifacts
+        self.dialogs: list[str] = []
+        self.errors: list[str] = []
+        self._shots = 0
+        page.on("dialog", self._on_dialog)
+        page.on("pageerror", lambda exc: self.errors.append(str(exc)))
+
+    def _on_dialog(self, dialog: Dialog) -> None:
+        self.dialogs.append(f"{dialog.type}: {dialog.message}")
+        if dialog.type == "beforeunload":
+            dialog.accept()
+        else:
+            dialog.dismiss()
+
+    # -- notebooks -------------------------------------------------------------------
+
+    def open(self, cells: list[str]) -> None:
+        """Write a notebook with these cells, open it and wait for its kernel."""
+        file_name = write_notebook(self.server.root, self.name, cells)
+        self.page.goto(self.server.page_url(file_name), timeout=OPEN_TIMEOUT)
+        self.wait_ready()
+
+    def wait_ready(self) -> None:
+        """Wait until the notebook shows and its kernel is connected and idle."""
+        expect(self.page.locator(".jp-Notebook .jp-Cell").first).to_be_visible(timeout=OPEN_TIMEOUT)
+        if self.server.app == "lab":
+            idle = self.page.locator("#jp-main-statusbar").get_by_role(
+                "button", name=re.compile(r"\| Idle$")
+            )
+            expect(idle).to_be_visible(timeout=OPEN_TIMEOUT)
+        deadline = time.monotonic() + OPEN_TIMEOUT / 1000
+        while time.monotonic() < deadline:
+            kernels = self.server.api("GET", "api/kernels") or []
+            if any(k["connections"] > 0 and k["execution_state"] == "idle" for k in kernels):
+                return
+            time.sleep(0.2)
+        raise AssertionError(f"no kernel connected to {self.name} in {OPEN_TIMEOUT / 1000} s")
+
+    def cell(self, index: int) -> Locator:
+        return self.page.locator(".jp-Notebook .jp-Cell").nth(index)
+
+    def run_cell(self, index: int) -> None:
+        """Run one cell in place (Ctrl+Enter in its editor), as a person would."""
+        prompt = self.cell(index).locator(".jp-InputPrompt")
+        for _ in range(3):
+            self.cell(index).locator(".cm-content").click()
+            self.page.keyboard.press("Control+Enter")
+            try:
+                expect(prompt).not_to_have_text(re.compile(r"^\[ \]:?$"), timeout=5_000)
+            except AssertionError:
+                continue
+            return
+        raise AssertionError(f"cell {index} of {self.name} did not start running")
+
+    def output(self, index: int) -> Locator:
+        return self.cell(index).locator(".jp-OutputArea")
+
+    def wait_output(
+        self, index: int, text: str | re.Pattern[str], timeout: int = RUN_TIMEOUT
+    ) -> None:
+        expect(self.output(index)).to_contain_text(text, timeout=timeout)
+
+    def output_text(self, index: int) -> str:
+        return self.output(index).inner_text()
+
+    def unblocked_at(self) -> list[float]:
+        """The kernel's clock readings printed when each question returned to the turn."""
+        texts = self.page.locator(".jp-Notebook .jp-OutputArea").all_inner_texts()
+        return [float(m) for m in UNBLOCKED.findall("\n".join(texts))]
+
+    def save(self) -> None:
+        """Save the notebook with the toolbar's save button."""
+        toolbar = self.page.locator(".jp-NotebookPanel-toolbar")
+        toolbar.get_by_role("button", name=re.compile(r"^Save")).first.click()
+
+    # -- the widget ------------------------------------------------------------------
+
+    def turn(self, index: int = 0) -> Locator:
+        """The widget's view in a cell's output."""
+        return self.output(index).locator(".mead-turn")
+
+    def card(self, tool: str, index: int = 0) -> Locator:
+        return (
+            self.turn(index)
+            .locator(".mead-card")
+            .filter(has=self.page.locator(".mead-card-title", has_text=tool))
+        )
+
+    # -- evidence --------------------------------------------------------------------
+
+    def shot(self, state: str) -> Path:
+        """Save a screenshot of the page as ``<test>-<n>-<state>.png``."""
+        self._shots += 1
+        path = self.artifacts / f"{self.name}-{self._shots}-{state}.png"
+        self.page.screenshot(path=str(path))
+        return path
+
+    def finish(self) -> None:
+        with contextlib.suppress(Exception):
+            self.shot("final")

@@ -1,0 +1,257 @@
+"""A person steering turns in real JupyterLab (default settings, comms over subshells)."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import urllib.error
+
+import pytest
+from playwright.sync_api import Locator, expect
+
+from .conftest import Latencies
+from .pages import NotebookPage
+from .scenarios import (
+    ALLOW_SYNC,
+    ASYNC_ALLOW,
+    BACKGROUND_ALLOW,
+    BACKGROUND_CHOICE,
+    BACKGROUND_RESULT,
+    CANCEL_SYNC,
+    CHOICE_SYNC,
+    DENY_SYNC,
+    HOSTILE,
+    PAYLOADS,
+    PRELUDE,
+    TIMEOUT_SYNC,
+)
+from .servers import JupyterServer
+
+pytestmark = pytest.mark.browser
+
+QUESTION_TIMEOUT = 60_000
+THEMES = "@jupyterlab/apputils-extension:themes"
+
+
+def record_latency(nb: NotebookPage, latencies: Latencies, test: str, clicked: float) -> float:
+    """Record the time from ``clicked`` to the turn's thread returning from the question."""
+    stamps = nb.unblocked_at()
+    assert len(stamps) == 1, f"expected one question to return, saw {stamps}"
+    latency = stamps[0] - clicked
+    assert latency >= 0, f"the turn went on before the click ({latency:.3f} s)"
+    latencies.record(test, latency)
+    return latency
+
+
+def allow_and_check(nb: NotebookPage, latencies: Latencies, test: str) -> None:
+    allow = nb.turn().get_by_role("button", name="Allow")
+    expect(allow).to_be_visible(timeout=QUESTION_TIMEOUT)
+    expect(nb.card("write_note")).to_contain_text("Waiting for you")
+    nb.shot("asking")
+    clicked = time.time()
+    allow.click()
+    nb.wait_output(0, "RESULT completed saved note: hello")
+    card = nb.card("write_note")
+    expect(card).to_contain_text("Completed")
+    expect(card).to_contain_text("Allowed by you")
+    expect(nb.turn().locator(".mead-text")).to_contain_text("The tool said: saved note: hello")
+    nb.shot("allowed")
+    record_latency(nb, latencies, test, clicked)
+
+
+def test_allow_in_a_sync_cell(lab: NotebookPage, latencies: Latencies) -> None:
+    lab.open([PRELUDE + ALLOW_SYNC])
+    lab.run_cell(0)
+    allow_and_check(lab, latencies, "lab_sync_allow")
+
+
+def test_allow_in_an_async_cell(lab: NotebookPage, latencies: Latencies) -> None:
+    lab.open([PRELUDE + ASYNC_ALLOW])
+    lab.run_cell(0)
+    allow_and_check(lab, latencies, "lab_async_allow")
+
+
+def test_allow_a_background_turn(lab: NotebookPage, latencies: Latencies) -> None:
+    lab.open([PRELUDE + BACKGROUND_ALLOW, BACKGROUND_RESULT])
+    lab.run_cell(0)
+    lab.wait_output(0, "STARTED")
+    allow = lab.turn().get_by_role("button", name="Allow")
+    expect(allow).to_be_visible(timeout=QUESTION_TIMEOUT)
+    lab.shot("asking")
+    clicked = time.time()
+    allow.click()
+    expect(lab.card("write_note")).to_contain_text("Completed", timeout=QUESTION_TIMEOUT)
+    lab.run_cell(1)
+    lab.wait_output(1, "RESULT completed saved note: hello")
+    lab.shot("allowed")
+    record_latency(lab, latencies, "lab_background_allow", clicked)
+
+
+def test_deny_reaches_the_model(lab: NotebookPage, latencies: Latencies) -> None:
+    lab.open([PRELUDE + DENY_SYNC])
+    lab.run_cell(0)
+    deny = lab.turn().get_by_role("button", name="Deny")
+    expect(deny).to_be_visible(timeout=QUESTION_TIMEOUT)
+    clicked = time.time()
+    deny.click()
+    lab.wait_output(0, "RESULT denied")
+    card = lab.card("write_note")
+    expect(card).to_contain_text("Denied")
+    expect(card).to_have_attribute("data-outcome", "denied")
+    reply = "The tool failed: Permission to run write_note was denied (rejected)"
+    expect(lab.turn().locator(".mead-text")).to_contain_text(reply)
+    lab.wait_output(0, "TEXT " + reply)
+    lab.shot("denied")
+    record_latency(lab, latencies, "lab_sync_deny", clicked)
+
+
+def test_answer_a_choice(lab: NotebookPage, latencies: Latencies) -> None:
+    lab.open([PRELUDE + CHOICE_SYNC])
+    lab.run_cell(0)
+    coffee = lab.turn().get_by_label("Black coffee")
+    expect(coffee).to_be_visible(timeout=QUESTION_TIMEOUT)
+    expect(lab.turn()).to_contain_text("Which drink?")
+    coffee.check()
+    lab.shot("choosing")
+    clicked = time.time()
+    lab.turn().get_by_role("button", name="Submit").click()
+    lab.wait_output(0, 'RESULT completed {"option_id": "coffee", "label": "Black coffee"}')
+    expect(lab.turn()).to_contain_text("Chose “Black coffee” by you")
+    lab.shot("chosen")
+    record_latency(lab, latencies, "lab_sync_choice", clicked)
+
+
+def test_cancel_a_slow_tool(lab: NotebookPage) -> None:
+    lab.open([PRELUDE + CANCEL_SYNC])
+    lab.run_cell(0)
+    allow = lab.turn().get_by_role("button", name="Allow")
+    expect(allow).to_be_visible(timeout=QUESTION_TIMEOUT)
+    allow.click()
+    card = lab.card("slow_count")
+    bar = card.get_by_role("progressbar")
+    first = wait_progress_above(bar, 0.0)
+    moved = wait_progress_above(bar, first)
+    assert 0 < first < moved < 1, (first, moved)
+    lab.shot("running")
+    card.get_by_role("button", name="Cancel").click()
+    lab.wait_output(0, "RESULT cancelled")
+    expect(card).to_have_attribute("data-outcome", "cancelled")
+    expect(card.locator(".mead-status")).to_have_text("Cancelled")
+    lab.shot("cancelled")
+
+
+def wait_progress_above(bar: Locator, floor: float, timeout: float = 30.0) -> float:
+    """Wait until the progress bar's value exceeds ``floor``; return the value seen."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        raw = bar.get_attribute("value")
+        if raw is not None and float(raw) > floor:
+            return float(raw)
+        time.sleep(0.05)
+    raise AssertionError(f"the progress bar stayed at or below {floor} for {timeout} s")
+
+
+def test_a_question_times_out(lab: NotebookPage) -> None:
+    lab.open([PRELUDE + TIMEOUT_SYNC])
+    lab.run_cell(0)
+    timer = lab.turn().get_by_role("timer")
+    expect(timer).to_have_text(re.compile(r"^Denies in [1-6] s$"), timeout=QUESTION_TIMEOUT)
+    first = int(re.findall(r"\d+", timer.inner_text())[0])
+    lab.shot("countdown")
+    expect(timer).to_have_text(re.compile(rf"^Denies in [0-{first - 1}] s$"), timeout=5_000)
+    lab.wait_output(0, "RESULT denied", timeout=30_000)
+    lab.wait_output(0, "expired")
+    card = lab.card("write_note")
+    expect(card).to_have_attribute("data-outcome", "expired")
+    expect(card).to_contain_text("Expired")
+    expect(lab.turn().get_by_role("button", name="Allow")).to_have_count(0)
+    lab.shot("expired")
+
+
+def test_reload_then_answer_from_the_new_view(lab: NotebookPage, latencies: Latencies) -> None:
+    lab.open([PRELUDE + BACKGROUND_CHOICE, BACKGROUND_RESULT.replace("calls[0].status", "text")])
+    lab.run_cell(0)
+    lab.wait_output(0, "STARTED")
+    expect(lab.turn().get_by_label("Green tea")).to_be_visible(timeout=QUESTION_TIMEOUT)
+    lab.save()
+    wait_saved_with_widget(lab.server, lab.name)
+    lab.shot("before-reload")
+    lab.page.reload()
+    lab.wait_ready()
+    tea = lab.turn().get_by_label("Green tea")
+    expect(tea).to_be_visible(timeout=QUESTION_TIMEOUT)
+    tea.check()
+    lab.shot("reloaded")
+    clicked = time.time()
+    lab.turn().get_by_role("button", name="Submit").click()
+    expect(lab.turn()).to_contain_text("Chose “Green tea” by you", timeout=QUESTION_TIMEOUT)
+    lab.run_cell(1)
+    lab.wait_output(1, "The tool said:")
+    lab.wait_output(1, "Green tea")
+    lab.shot("answered")
+    record_latency(lab, latencies, "lab_reload_choice", clicked)
+
+
+def wait_saved_with_widget(server: JupyterServer, name: str, timeout: float = 20.0) -> None:
+    """Wait until the saved notebook holds the widget's view output."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            model = server.api("GET", f"api/contents/{name}.ipynb")
+        except urllib.error.HTTPError:
+            model = None  # read while the server was writing it
+        if model and "application/vnd.jupyter.widget-view+json" in json.dumps(model["content"]):
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"{name}.ipynb was not saved with the widget's view in {timeout} s")
+
+
+def test_model_text_and_arguments_render_inert(lab: NotebookPage) -> None:
+    lab.open([PRELUDE + HOSTILE])
+    lab.run_cell(0)
+    turn = lab.turn()
+    allow = turn.get_by_role("button", name="Allow")
+    expect(allow).to_be_visible(timeout=QUESTION_TIMEOUT)
+    expect(turn.locator(".mead-text strong")).to_have_text("bold")
+    args = lab.card("write_note").locator(".mead-question-args")
+    for payload in PAYLOADS:
+        expect(args).to_contain_text(json.dumps(payload)[1:-1])
+    assert_inert(lab)
+    allow.click()
+    lab.wait_output(0, "RESULT completed")
+    expect(turn.locator(".mead-text")).to_contain_text("done:")
+    for anchor in turn.locator("a").all():
+        href = (anchor.get_attribute("href") or "").strip().lower()
+        assert not href.startswith("javascript"), href
+        if not href:
+            anchor.click()
+    lab.page.wait_for_timeout(500)
+    assert_inert(lab)
+    lab.shot("inert")
+
+
+def assert_inert(nb: NotebookPage) -> None:
+    assert nb.page.evaluate("() => typeof window.__pwned") == "undefined"
+    assert nb.dialogs == []
+    turn = nb.turn()
+    for selector in ("script", "iframe", "svg[onload]", "img[onerror]", "[onerror]", "[onload]"):
+        assert turn.locator(selector).count() == 0, selector
+
+
+def test_dark_theme(lab: NotebookPage, artifacts: object) -> None:
+    lab.server.set_lab_setting(THEMES, {"theme": "JupyterLab Dark"})
+    try:
+        lab.open([PRELUDE + ASYNC_ALLOW])
+        expect(lab.page.locator("body")).to_have_attribute(
+            "data-jp-theme-light", "false", timeout=30_000
+        )
+        lab.run_cell(0)
+        allow = lab.turn().get_by_role("button", name="Allow")
+        expect(allow).to_be_visible(timeout=QUESTION_TIMEOUT)
+        lab.shot("dark-asking")
+        allow.click()
+        lab.wait_output(0, "RESULT completed")
+        lab.shot("dark-allowed")
+    finally:
+        lab.server.set_lab_setting(THEMES, {})
