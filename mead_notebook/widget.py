@@ -749,8 +749,9 @@ class NotebookInteraction(anywidget.AnyWidget):
                 delta = "".join(str(p) for p in parts)
             if not delta:
                 return
-            self._next_flush = time.monotonic() + FLUSH_INTERVAL
             self._append_text(delta, send=send)
+            # Counted from when the message has left, so that two never fall in one interval.
+            self._next_flush = time.monotonic() + FLUSH_INTERVAL
 
     def _append_text(self, delta: str, *, send: bool = True) -> None:
         start = self._utf16
