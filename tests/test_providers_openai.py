@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
 from servers.provider_server import (
+    ADD_SPEC,
     ProviderServer,
     Reply,
     openai_chunk,
@@ -16,26 +16,10 @@ from servers.provider_server import (
 )
 from servers.recording import RecordingInteraction
 
-from mead_notebook.model import Message, ModelError, ToolCall, ToolSpec
+from mead_notebook.model import Message, ModelError, ToolCall
 from mead_notebook.providers import OpenAIModel
 from mead_notebook.router import Router, TurnError
 from mead_notebook.tools import tool
-
-ADD_SPEC = ToolSpec(
-    name="add",
-    description="Add two integers.",
-    parameters={
-        "type": "object",
-        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
-        "required": ["a", "b"],
-    },
-)
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with ProviderServer() as s:
-        yield s
 
 
 def model_for(server: ProviderServer, **options: object) -> OpenAIModel:

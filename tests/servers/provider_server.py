@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from mead_notebook.model import ToolSpec
+
 STALL_LIMIT = 10.0
 """The longest a stalled reply keeps its connection open (seconds)."""
 
@@ -275,3 +277,15 @@ def anthropic_end(stop_reason: str = "end_turn") -> list[bytes]:
 def anthropic_text(*fragments: str) -> list[bytes]:
     """A whole streamed text answer."""
     return [anthropic_start(), *anthropic_text_block(0, *fragments), *anthropic_end()]
+
+
+ADD_SPEC = ToolSpec(
+    name="add",
+    description="Add two integers.",
+    parameters={
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+        "required": ["a", "b"],
+    },
+)
+"""A tool offered to the fake providers in their tests."""
