@@ -11,6 +11,7 @@ from ..model import Message, ModelError, ReplyItem, ToolCall, ToolSpec
 from ._common import (
     StreamDropped,
     cause_text,
+    check_options,
     error_detail,
     http_error,
     missing_extra,
@@ -62,14 +63,9 @@ class AnthropicModel:
         timeout: float = 60.0,
         max_retries: int = 2,
     ) -> None:
-        if not isinstance(model, str) or not model.strip():
-            raise ValueError("model must be a non-empty model name")
+        check_options(model, timeout, max_retries)
         if max_tokens < 1:
             raise ValueError("max_tokens must be at least 1")
-        if timeout <= 0:
-            raise ValueError("timeout must be positive (seconds)")
-        if max_retries < 0:
-            raise ValueError("max_retries must be 0 or more")
         self.model = model
         self.name = f"{PROVIDER}:{model}"
         self.max_tokens = int(max_tokens)

@@ -55,6 +55,16 @@ def stream_with_retries(
             time.sleep(min(0.5 * 2 ** (attempt - 1), 8.0))
 
 
+def check_options(model: object, timeout: float, max_retries: int) -> None:
+    """Refuse the options every provider model shares when they cannot work."""
+    if not isinstance(model, str) or not model.strip():
+        raise ValueError("model must be a non-empty model name")
+    if timeout <= 0:
+        raise ValueError("timeout must be positive (seconds)")
+    if max_retries < 0:
+        raise ValueError("max_retries must be 0 or more")
+
+
 def missing_extra(cls: str, extra: str) -> ImportError:
     """The error for a class whose optional dependency is not installed."""
     return ImportError(f"{cls} needs the {extra} extra: pip install 'mead-notebook[{extra}]'")

@@ -11,6 +11,7 @@ from ..model import Message, ModelError, ReplyItem, ToolCall, ToolSpec
 from ._common import (
     StreamDropped,
     cause_text,
+    check_options,
     http_error,
     missing_extra,
     parse_arguments,
@@ -65,12 +66,7 @@ class OpenAIModel:
         temperature: float | None = None,
         extra_body: dict[str, Any] | None = None,
     ) -> None:
-        if not isinstance(model, str) or not model.strip():
-            raise ValueError("model must be a non-empty model name")
-        if timeout <= 0:
-            raise ValueError("timeout must be positive (seconds)")
-        if max_retries < 0:
-            raise ValueError("max_retries must be 0 or more")
+        check_options(model, timeout, max_retries)
         self.model = model
         self.name = f"{PROVIDER}:{model}"
         self.timeout = float(timeout)
