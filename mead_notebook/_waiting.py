@@ -62,6 +62,8 @@ ROUTE_HOOK: Final = "comm-route-hook"
 SLICE = 0.02
 """Longest sleep between two checks while waiting (seconds)."""
 INSTALL_TIMEOUT = 5.0
+KICK_INTERVAL_MS = 100
+"""How often the shell channel thread re-checks its socket for unread messages (7.0 - 7.3)."""
 """Bound on installing the tap from the shell channel thread (seconds)."""
 
 _COMM_TYPES = frozenset({"comm_open", "comm_msg", "comm_close"})
@@ -307,6 +309,7 @@ class _StreamTap:
         self.thread = thread
         self.targets: dict[str, _Target] = {}
         self.original: Callable[[list[Any]], Any] | None = None
+        self.kick: Any = None
 
     @classmethod
     def of(cls, kernel: Any) -> _StreamTap:
@@ -339,6 +342,7 @@ class _StreamTap:
                     )
                 self.original = original
                 self.stream.on_recv(self._receive, copy=False)
+                self._start_kick()
             except BaseException as exc:
                 failure.append(exc)
             finally:
@@ -354,6 +358,25 @@ class _StreamTap:
             )
         if failure:
             raise failure[0]
+
+    def _start_kick(self) -> None:
+        # ipykernel 7.0 - 7.3 sends replies on the shell socket outside its ZMQStream; the
+        # socket's edge-triggered descriptor can then miss a message that arrived meanwhile,
+        # which waits unread (the next cell never runs). Re-check the socket now and then.
+        from tornado.ioloop import PeriodicCallback
+
+        self.kick = PeriodicCallback(self._kick, KICK_INTERVAL_MS)
+        self.kick.start()
+
+    def _kick(self) -> None:
+        try:
+            import zmq
+
+            socket = self.stream.socket
+            if socket is not None and socket.get(zmq.EVENTS) & zmq.POLLIN:
+                self.stream._handle_events(socket, 0)
+        except Exception:
+            log.debug("could not re-check the shell socket", exc_info=True)
 
     def _receive(self, frames: list[Any]) -> Any:
         try:
