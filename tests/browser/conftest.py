@@ -55,22 +55,22 @@ def chromium(playwright: Playwright) -> Iterator[Browser]:
         browser.close()
 
 
-@pytest.fixture(scope="module")
-def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterServer]:
-    server = JupyterServer(tmp_path_factory.mktemp("lab"), "lab").start()
+def _serve(tmp_path_factory: pytest.TempPathFactory, app: str) -> Iterator[JupyterServer]:
+    server = JupyterServer(tmp_path_factory.mktemp(app), app).start()
     try:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterServer]:
+    yield from _serve(tmp_path_factory, "lab")
 
 
 @pytest.fixture(scope="module")
 def notebook7_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterServer]:
-    server = JupyterServer(tmp_path_factory.mktemp("notebook7"), "notebook").start()
-    try:
-        yield server
-    finally:
-        server.stop()
+    yield from _serve(tmp_path_factory, "notebook")
 
 
 @pytest.fixture

@@ -77,7 +77,7 @@ report()
 print("TEXT", result.text)
 """
 
-CHOICE_SYNC = """
+CHOICE_MODEL = """
 choice = ToolCall(
     "ask_user",
     {
@@ -88,10 +88,16 @@ choice = ToolCall(
 model = ScriptedModel(
     lambda messages: [choice] if messages[-1]["role"] == "user" else echo_tool_result(messages)
 )
+"""
+
+CHOICE_SYNC = (
+    CHOICE_MODEL
+    + """
 result = Router(model).run("ask me", interaction=Timed())
 print("RESULT", result.calls[0].status, result.calls[0].result)
 report()
 """
+)
 
 CANCEL_SYNC = """
 model = ScriptedModel(
@@ -130,20 +136,13 @@ print("RESULT", result.calls[0].status, result.calls[0].result)
 report()
 """
 
-BACKGROUND_CHOICE = """
-choice = ToolCall(
-    "ask_user",
-    {
-        "prompt": "Which drink?",
-        "options": [{"id": "tea", "label": "Green tea"}, {"id": "coffee", "label": "Black coffee"}],
-    },
-)
-model = ScriptedModel(
-    lambda messages: [choice] if messages[-1]["role"] == "user" else echo_tool_result(messages)
-)
+BACKGROUND_CHOICE = (
+    CHOICE_MODEL
+    + """
 turn = Router(model).start("ask me", interaction=Timed())
 print("STARTED")
 """
+)
 
 PAYLOADS = [
     "<img src=x onerror=\"window.__pwned = 'img'; alert(1)\">",
