@@ -3,7 +3,8 @@
 ``NotebookInteraction`` implements the :class:`~mead_notebook.interaction.Interaction`
 callbacks and the router's optional hooks. It keeps the whole turn in synced traits
 (see ``docs/widget-protocol.md``); the growing ``text`` and ``calls`` travel as
-small custom messages while the turn runs and are synced in full once at its end.
+small custom messages while the turn runs and are synced in full once at its end, so
+that a headless run's saved widget state holds the whole turn.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import logging
 import math
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -176,7 +176,6 @@ class NotebookInteraction(anywidget.AnyWidget):
             raise TypeError(f"policy needs a decide or request_permission method: {policy!r}")
         self._local = threading.local()
         self._lock = threading.RLock()
-        self._stop = threading.Event()
         self.timeout = timeout
         self.grace = grace
         self.fallback = fallback
@@ -190,10 +189,10 @@ class NotebookInteraction(anywidget.AnyWidget):
         self._open: dict[str, _Question] = {}
         self._handles: dict[str, Call] = {}
         self._cancel_requested: set[str] = set()
-        self._pending: deque[str] = deque()
+        self._pending: list[str] = []
         self._utf16 = 0
         self._next_flush = 0.0
-        self._flusher: threading.Thread | None = None
+        self._flush_stop: threading.Event | None = None
         super().__init__(**kwargs)
         self.on_msg(self._on_custom_msg)
 
@@ -231,7 +230,7 @@ class NotebookInteraction(anywidget.AnyWidget):
             self._interrupted = False
             self._pending.clear()
             self._utf16 = 0
-            self._next_flush = 0.0
+            self._next_flush = time.monotonic() + FLUSH_INTERVAL
             self._handles.clear()
             self._cancel_requested.clear()
             with self._quiet(*_TURN_KEYS):
@@ -249,6 +248,7 @@ class NotebookInteraction(anywidget.AnyWidget):
             log.exception("cannot watch the widget's frontend messages; questions may fall back")
         if self._auto_display and self._displayed_at is None:
             self._show()
+        self._ensure_flusher()
 
     def turn_ended(self, context: Any, result: Any, error: BaseException | None) -> None:
         """Close open questions, record how the turn ended and sync everything once."""
@@ -299,11 +299,13 @@ class NotebookInteraction(anywidget.AnyWidget):
     # -- the Interaction callbacks ---------------------------------------------
 
     def text_delta(self, context: Any, text: str) -> None:
-        """Buffer one streamed fragment; the text thread sends it within ``FLUSH_INTERVAL``."""
-        # Lock-free on purpose: deque.append is atomic and only _flush_text pops.
+        """Buffer one streamed fragment; the text thread sends it within ``FLUSH_INTERVAL``.
+
+        The text thread runs from ``turn_started`` to ``turn_ended``; this stays a bare
+        append because the router calls it once per fragment.
+        """
+        # Lock-free on purpose: list.append is atomic and only _flush_text removes.
         self._pending.append(text)
-        if self._flusher is None:
-            self._ensure_flusher()
 
     def tool_updated(self, context: Any, update: Update) -> None:
         """Create or update the call's card."""
@@ -401,11 +403,15 @@ class NotebookInteraction(anywidget.AnyWidget):
     def _handle_msg(self, msg: Any) -> None:
         data = msg.get("content", {}).get("data") if isinstance(msg, dict) else None
         if isinstance(data, dict) and data.get("method") == "request_state":
-            with self._lock:
-                self._flush_text()
-                super()._handle_msg(msg)
+            self._resend_state()
             return
         super()._handle_msg(msg)
+
+    def _resend_state(self) -> None:
+        """Send every trait to the frontend, buffered text included (``request_state``)."""
+        with self._lock:
+            self._flush_text(send=False)
+            self.send_state()
 
     def _deliver(self, content: object) -> None:
         if not isinstance(content, Mapping):
@@ -665,8 +671,12 @@ class NotebookInteraction(anywidget.AnyWidget):
         }
 
     def _put_card(self, card: dict[str, Any], *, send: bool = True) -> None:
-        """Store the card and send it, after any text streamed before it; lock held."""
-        if send:
+        """Store the card and send it; lock held.
+
+        Text streamed before the card goes first when the text interval allows; else the
+        text thread sends it within ``FLUSH_INTERVAL``.
+        """
+        if send and time.monotonic() >= self._next_flush:
             self._flush_text()
         tool_call_id = card["tool_call_id"]
         with self._quiet("calls", "order"):
@@ -742,7 +752,9 @@ class NotebookInteraction(anywidget.AnyWidget):
             count = len(pending)
             if not count:
                 return
-            parts = [pending.popleft() for _ in range(count)]
+            # text_delta only appends, so the first ``count`` items are this flush's.
+            parts = pending[:count]
+            del pending[:count]
             try:
                 delta = "".join(parts)
             except TypeError:
@@ -763,48 +775,50 @@ class NotebookInteraction(anywidget.AnyWidget):
             self.send(message)
 
     def _ensure_flusher(self) -> None:
+        """Start the text thread unless one is running; each has its own stop event."""
         with self._lock:
-            if self._flusher is not None:
+            if self._flush_stop is not None:
                 return
-            self._stop.clear()
-            self._flusher = threading.Thread(
-                target=contextvars.copy_context().run,
-                args=(self._flush_loop,),
-                name="mead-widget-text",
-                daemon=True,
-            )
-            self._flusher.start()
+            stop = self._flush_stop = threading.Event()
+        threading.Thread(
+            target=contextvars.copy_context().run,
+            args=(self._flush_loop, stop),
+            name="mead-widget-text",
+            daemon=True,
+        ).start()
 
     def _stop_flusher(self) -> None:
+        """Tell the text thread to end, without waiting for it to wake up."""
         with self._lock:
-            flusher = self._flusher
-            self._stop.set()
-        if flusher is not None and flusher is not threading.current_thread():
-            flusher.join(timeout=1.0)
+            if self._flush_stop is not None:
+                self._flush_stop.set()
+                self._flush_stop = None
 
-    def _flush_loop(self) -> None:
-        """Send the buffered text at most once per ``FLUSH_INTERVAL`` until the turn ends."""
+    def _flush_loop(self, stop: threading.Event) -> None:
+        """Send the buffered text at most once per ``FLUSH_INTERVAL`` until ``stop``."""
         idle_since = time.monotonic()
         try:
-            while not self._stop.is_set():
+            while not stop.is_set():
                 now = time.monotonic()
                 if not self._pending:
-                    if now - idle_since > _FLUSHER_IDLE and self.status != "running":
+                    idle = now - idle_since > _FLUSHER_IDLE
+                    if idle and (self.status != "running" or self.comm is None):
                         return
-                    self._stop.wait(FLUSH_INTERVAL)
+                    stop.wait(FLUSH_INTERVAL)
                     continue
                 idle_since = now
                 if now < self._next_flush:
-                    self._stop.wait(self._next_flush - now)
+                    stop.wait(self._next_flush - now)
                     continue
                 self._flush_text()
         except Exception:
             log.exception("sending streamed text failed")
         finally:
             with self._lock:
-                if self._flusher is threading.current_thread():
-                    self._flusher = None
-            if self._pending and not self._stop.is_set():
+                ended = self._flush_stop is stop
+                if ended:
+                    self._flush_stop = None
+            if ended and self._pending:
                 self._ensure_flusher()
 
     # -- helpers ---------------------------------------------------------------------

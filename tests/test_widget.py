@@ -12,7 +12,7 @@ import comm
 import pytest
 from comm.base_comm import BaseComm
 
-from mead_notebook import _waiting
+from mead_notebook import _waiting, widget
 from mead_notebook.calls import Call
 from mead_notebook.interaction import Allow, Deny, Picked, Request, Unanswered, Update
 from mead_notebook.model import ScriptedModel, ToolCall
@@ -694,12 +694,48 @@ def test_a_pause_in_the_stream_still_sends_the_text(make: Any) -> None:
 def test_text_is_sent_before_a_card_changes(make: Any) -> None:
     w, c = make()
     w.turn_started(None, "x")
+    time.sleep(FLUSH_INTERVAL * 1.5)
     w.text_delta(None, "a")
     w.text_delta(None, "b")
     w.tool_updated(None, update("call_1", "pending"))
     kinds = [(m["type"], m.get("delta")) for m in c.custom()]
     assert kinds[-1] == ("call", None)
     assert "".join(d for k, d in kinds if k == "text") == "ab"
+
+
+def test_a_card_does_not_send_text_within_the_interval(
+    make: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(widget, "FLUSH_INTERVAL", 0.5)
+    w, c = make()
+    w.turn_started(None, "x")
+    w.text_delta(None, "a")
+    w.tool_updated(None, update("call_1", "pending"))
+    assert c.custom("text") == []
+    w.text_delta(None, "b")
+    deadline = time.monotonic() + 5
+    while "".join(m["delta"] for m in c.custom("text")) != "ab":
+        assert time.monotonic() < deadline, "the text thread did not send the text"
+        time.sleep(0.005)
+    assert len(c.custom("text")) == 1
+
+
+def text_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "mead-widget-text"]
+
+
+def test_the_text_thread_lives_for_the_turn_only(make: Any) -> None:
+    w, _c = make()
+    before = set(text_threads())
+    for _ in range(3):
+        w.turn_started(None, "x")
+        w.text_delta(None, "a")
+        w.turn_ended(None, None, None)
+        assert w.text == "a"
+    deadline = time.monotonic() + 5
+    while set(text_threads()) - before:
+        assert time.monotonic() < deadline, "a text thread outlived its turn"
+        time.sleep(0.01)
 
 
 def test_request_state_returns_the_current_text_and_calls(make: Any) -> None:
