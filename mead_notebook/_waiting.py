@@ -15,17 +15,26 @@ depends on the kernel (see :func:`mechanism`):
     recording it (the kernel records it when it dispatches the message itself).
 ``main-pump`` (ipykernel 6, waiting on the main thread)
     The kernel reads shell messages on the main thread only, so the waiting main
-    thread reads them itself: it dispatches ``comm_*`` messages at once and hands
-    every other message back to the kernel's queue, in arrival order.
+    thread reads them itself: it dispatches ``comm_*`` messages and a connecting
+    frontend's info requests at once and hands every other message back to the
+    kernel's queue, in arrival order.
 ``main-loop`` (ipykernel 6, waiting on another thread)
     Nothing to do while the main thread is free; when it waits too (a later cell
     blocked on the turn) it pumps through :func:`poll` or :func:`serve_while`.
 ``plain``
     Outside a kernel: a plain ``Event.wait``.
 
-Every hook only peeks: the kernel still dispatches each message as usual, so a
-widget sees an answer twice and must ignore the duplicate. Hooks on 7.x stay in
-place for the comm's lifetime (they are cheap and :func:`poll` relies on them).
+The hooks only peek at a widget's own messages: the kernel still dispatches each
+one as usual, so a widget sees an answer twice and must ignore the duplicate.
+Hooks on 7.x stay in place for the comm's lifetime (they are cheap and
+:func:`poll` relies on them).
+
+A frontend that connects while a cell blocks (a page reload, a second tab) must get
+``kernel_info_reply``, ``comm_info_reply`` and the widgets' state (ipywidgets'
+control comm, or ``request_state`` per widget) before it can show the question.
+ipykernel 6's pump dispatches those at once; on 7.x, while the main shell is busy,
+the tap runs the kernel's own handlers for them on the shell channel thread (they
+only read state) instead of queueing them behind the cell.
 """
 
 from __future__ import annotations
@@ -67,6 +76,13 @@ KICK_INTERVAL_MS = 100
 """Bound on installing the tap from the shell channel thread (seconds)."""
 
 _COMM_TYPES = frozenset({"comm_open", "comm_msg", "comm_close"})
+_INFO_TYPES = frozenset({"kernel_info_request", "comm_info_request"})
+"""Requests a connecting frontend sends before it can show a widget."""
+_AT_ONCE = _COMM_TYPES | _INFO_TYPES
+"""What ipykernel 6's pump dispatches at once instead of leaving it behind the cell."""
+_WIDGET_TARGET = "jupyter.widget"
+_CONTROL_TARGET = "jupyter.widget.control"
+"""ipywidgets' comm for fetching every widget's state at once (what a reload asks first)."""
 _INSTEAD = (
     "in this kernel a synchronous cell cannot receive the widget's answers while it "
     "blocks; use `await router.arun(...)` in an async cell, or `router.start(...)` "
@@ -202,6 +218,13 @@ def _has_shell_channel_thread(kernel: Any) -> bool:
     return getattr(kernel, "shell_channel_thread", None) is not None
 
 
+def _main_busy(kernel: Any) -> bool:
+    """Whether the main shell is handling a message (a cell is running) on 7.x."""
+    lock = getattr(kernel, "_main_asyncio_lock", None)
+    locked = getattr(lock, "locked", None)
+    return bool(locked()) if callable(locked) else False
+
+
 def _kernel_asks_comms(kernel: Any) -> bool:
     """Whether the shell channel thread calls ``comm._reply_subshell_for`` (7.4+)."""
     handler = getattr(type(kernel), "shell_channel_thread_main", None)
@@ -233,6 +256,10 @@ def _custom_content(data: object) -> dict[str, Any] | None:
         return None
     content = data.get("content")
     return content if isinstance(content, dict) else None
+
+
+def _asks_state(data: object) -> bool:
+    return isinstance(data, dict) and data.get("method") == "request_state"
 
 
 class _Target:
@@ -268,10 +295,12 @@ def _watch(kernel: Any, widget: Widget, kind: str) -> None:
     comm_id = getattr(comm, "comm_id", None)
     if comm is None or not isinstance(comm_id, str):
         raise TypeError("the widget has no open comm to wait on")
+    tap = _StreamTap.of(kernel)
+    tap.context = contextvars.copy_context()
     if kind == ROUTE_HOOK:
         _install_route_hook(comm, widget)
     else:
-        _StreamTap.of(kernel).watch(comm_id, widget)
+        tap.watch(comm_id, widget)
 
 
 def _install_route_hook(comm: Any, widget: Widget) -> None:
@@ -296,17 +325,24 @@ def _install_route_hook(comm: Any, widget: Widget) -> None:
 
 
 class _StreamTap:
-    """A wrapper around the shell channel thread's receive callback (7.0 - 7.3)."""
+    """A wrapper around the shell channel thread's receive callback (7.x).
+
+    While the main shell is busy it serves a connecting frontend: it answers info
+    requests, ipywidgets' control comm and ``request_state`` itself, which only read
+    state. On 7.0 - 7.3 (no route hook) it also forwards the watched widgets' messages.
+    """
 
     _taps: ClassVar[weakref.WeakKeyDictionary[Any, _StreamTap]] = weakref.WeakKeyDictionary()
     _lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
         self.session = _require(kernel, "session", "session")
         self.stream = _require(kernel, "shell_stream", "shell stream")
         thread = _require(kernel, "shell_channel_thread", "shell channel thread")
         self.io_loop = _require(thread, "io_loop", "shell channel loop")
         self.thread = thread
+        self.context = contextvars.copy_context()
         self.targets: dict[str, _Target] = {}
         self.original: Callable[[list[Any]], Any] | None = None
         self.kick: Any = None
@@ -380,26 +416,71 @@ class _StreamTap:
 
     def _receive(self, frames: list[Any]) -> Any:
         try:
-            self._peek(frames)
+            if self._peek(frames):
+                return None
         except Exception:
             log.debug("could not peek at a shell message", exc_info=True)
         assert self.original is not None
         return self.original(frames)
 
-    def _peek(self, frames: list[Any]) -> None:
-        if not self.targets:
-            return
-        _, rest = self.session.feed_identities(frames, copy=False)
+    def _peek(self, frames: list[Any]) -> bool:
+        """Look at one shell message; return True when it was handled here."""
+        idents, rest = self.session.feed_identities(frames, copy=False)
         # content=False verifies the signature without recording it as seen.
         msg = self.session.deserialize(rest, content=False, copy=False)
-        if msg["header"].get("msg_type") != "comm_msg":
-            return
+        msg_type = msg["header"].get("msg_type")
+        if msg_type in _INFO_TYPES:
+            return _main_busy(self.kernel) and self._answer(idents, msg)
+        if msg_type not in _COMM_TYPES:
+            return False
         content = self.session.unpack(msg["content"])
         if not isinstance(content, dict):
-            return
-        target = self.targets.get(str(content.get("comm_id")))
-        if target is not None:
-            target.deliver(content.get("data"))
+            return False
+        if msg_type == "comm_msg":
+            target = self.targets.get(str(content.get("comm_id")))
+            if target is not None:
+                target.deliver(content.get("data"))
+        # Whatever subshell it names (7.4 may route it to the busy main shell anyway).
+        if self._restores_views(msg_type, content) and _main_busy(self.kernel):
+            msg["content"] = content
+            return self._answer(idents, msg)
+        return False
+
+    def _restores_views(self, msg_type: str, content: dict[str, Any]) -> bool:
+        """Whether a comm message only reads widget state for a frontend restoring views."""
+        if msg_type == "comm_open":
+            return content.get("target_name") == _CONTROL_TARGET
+        manager = getattr(self.kernel, "comm_manager", None)
+        get_comm = getattr(manager, "get_comm", None)
+        comm = get_comm(content.get("comm_id")) if callable(get_comm) else None
+        target = getattr(comm, "target_name", None)
+        if target == _CONTROL_TARGET:
+            return True
+        return (
+            msg_type == "comm_msg" and target == _WIDGET_TARGET and _asks_state(content.get("data"))
+        )
+
+    def _answer(self, idents: list[Any], msg: dict[str, Any]) -> bool:
+        """Run the kernel's own handler for ``msg`` here, if it never suspends.
+
+        It runs in the context of the cell that last waited, so that what it publishes
+        has a parent (ipykernel 7.0 publishes nothing from a thread without one).
+        """
+        handler = getattr(self.kernel, "shell_handlers", {}).get(msg["header"]["msg_type"])
+        if handler is None:
+            return False
+        if not isinstance(msg["content"], dict):
+            msg["content"] = self.session.unpack(msg["content"])
+        coro = self.context.copy().run(handler, self.stream, idents, msg)
+        if not asyncio.iscoroutine(coro):
+            return True
+        try:
+            coro.send(None)
+        except StopIteration:
+            return True
+        coro.close()
+        log.debug("%s suspended; left for the kernel", msg["header"]["msg_type"])
+        return False
 
 
 class _MainPump:
@@ -456,7 +537,7 @@ class _MainPump:
         try:
             while held:
                 frames = held.popleft()
-                if self._is_comm(frames):
+                if self._at_once(frames):
                     self._dispatch_now(frames)
                 else:
                     original(frames)
@@ -476,7 +557,7 @@ class _MainPump:
                 and len(item) == 3
                 and item[1] == self.dispatch
                 and len(item[2]) == 1
-                and self._is_comm(item[2][0])
+                and self._at_once(item[2][0])
             ):
                 comms.append(item)
         for item in comms:
@@ -490,13 +571,13 @@ class _MainPump:
             for frames in reversed(held):
                 queue.appendleft((-1, self.dispatch, (frames,)))
 
-    def _is_comm(self, frames: list[Any]) -> bool:
+    def _at_once(self, frames: list[Any]) -> bool:
         try:
             _, rest = self.session.feed_identities(frames, copy=False)
             header = self.session.unpack(_bytes(rest[1]))
         except Exception:
             return False
-        return isinstance(header, dict) and header.get("msg_type") in _COMM_TYPES
+        return isinstance(header, dict) and header.get("msg_type") in _AT_ONCE
 
     def _dispatch_now(self, frames: list[Any]) -> None:
         """Run the kernel's own dispatch; comm handlers finish without suspending."""
@@ -537,7 +618,7 @@ class _Diversion:
         self.original = original
 
         def receive(frames: list[Any]) -> Any:
-            if self.pump._is_comm(frames):
+            if self.pump._at_once(frames):
                 try:
                     self.pump._dispatch_now(frames)
                 except UnsupportedKernelError:

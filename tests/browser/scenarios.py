@@ -136,6 +136,11 @@ print("RESULT", result.calls[0].status, result.calls[0].result)
 report()
 """
 
+AFTER_SYNC = """
+print("RESULT", result.calls[0].status, result.calls[0].result)
+report()
+"""
+
 BACKGROUND_CHOICE = (
     CHOICE_MODEL
     + """

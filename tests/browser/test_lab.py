@@ -13,6 +13,7 @@ from playwright.sync_api import Locator, expect
 from .conftest import Latencies
 from .pages import NotebookPage
 from .scenarios import (
+    AFTER_SYNC,
     ALLOW_SYNC,
     ASYNC_ALLOW,
     BACKGROUND_ALLOW,
@@ -191,6 +192,30 @@ def test_reload_then_answer_from_the_new_view(lab: NotebookPage, latencies: Late
     lab.wait_output(1, "Green tea")
     lab.shot("answered")
     record_latency(lab, latencies, "lab_reload_choice", clicked)
+
+
+def test_reload_while_a_sync_cell_waits_then_answer(
+    lab: NotebookPage, latencies: Latencies
+) -> None:
+    lab.open([PRELUDE + CHOICE_SYNC, AFTER_SYNC])
+    lab.run_cell(0)
+    expect(lab.turn().get_by_label("Green tea")).to_be_visible(timeout=QUESTION_TIMEOUT)
+    lab.save()
+    wait_saved_with_widget(lab.server, lab.name)
+    lab.page.reload()
+    # The kernel stays busy with the blocked cell, so the page never reads "Idle" here.
+    tea = lab.turn().get_by_label("Green tea")
+    expect(tea).to_be_visible(timeout=QUESTION_TIMEOUT)
+    tea.check()
+    lab.shot("reloaded-while-blocked")
+    clicked = time.time()
+    lab.turn().get_by_role("button", name="Submit").click()
+    expect(lab.turn()).to_contain_text("Chose “Green tea” by you", timeout=QUESTION_TIMEOUT)
+    lab.run_cell(1)
+    lab.wait_output(1, "RESULT completed")
+    lab.wait_output(1, "Green tea")
+    lab.shot("answered-after-reload")
+    record_latency(lab, latencies, "lab_reload_sync_choice", clicked)
 
 
 def wait_saved_with_widget(server: JupyterServer, name: str, timeout: float = 20.0) -> None:

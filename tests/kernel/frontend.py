@@ -39,6 +39,7 @@ class Widget:
     state: dict[str, Any]
     cards: dict[str, dict[str, Any]] = field(default_factory=dict)
     custom: list[dict[str, Any]] = field(default_factory=list)
+    updates: int = 0
 
 
 class Frontend:
@@ -101,13 +102,22 @@ class Frontend:
 
     def send_custom(self, comm_id: str, content: dict[str, Any]) -> None:
         """Send a widget ``custom`` message, over the subshell when there is one."""
-        msg = self.kc.session.msg(
-            "comm_msg",
-            {"comm_id": comm_id, "data": {"method": "custom", "content": content}},
-        )
+        self.send_comm(comm_id, {"method": "custom", "content": content})
+
+    def send_comm(self, comm_id: str, data: dict[str, Any]) -> None:
+        """Send a ``comm_msg``, over the subshell when there is one."""
+        msg = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
         if self.subshell_id is not None:
             msg["header"]["subshell_id"] = self.subshell_id
         self.kc.shell_channel.send(msg)
+
+    def request(self, msg_type: str, content: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """Send a request on the main shell, as a connecting frontend does; return the reply."""
+        msg = self.kc.session.msg(msg_type, content)
+        self.kc.shell_channel.send(msg)
+        msg_id = msg["header"]["msg_id"]
+        self.drive(lambda: msg_id in self.replies, timeout, f"the reply to {msg_type}")
+        return self.replies[msg_id]
 
     def answer(self, comm_id: str, content: dict[str, Any]) -> None:
         """Answer a question now (and note when, for latency)."""
@@ -200,6 +210,7 @@ class Frontend:
         if found is None:
             return
         if data.get("method") == "update":
+            found.updates += 1
             found.state.update(data.get("state") or {})
             for card in (data.get("state") or {}).get("calls", {}).values():
                 found.cards[card["tool_call_id"]] = card

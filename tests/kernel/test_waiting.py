@@ -92,6 +92,30 @@ def test_sync_cell_blocks_until_answered(
     note_latency(fe, "sync")
 
 
+def test_a_frontend_connecting_while_a_sync_cell_waits_can_answer(fe: Frontend) -> None:
+    msg_id = fe.execute("report(permission_router().run('go', interaction=widget()))")
+    fe.drive(lambda: fe.open_question() is not None, 30, "the question")
+    comm_id = list(fe.widgets)[-1]
+    widget = fe.widgets[comm_id]
+    # What a reloaded page asks before it can show the widget again.
+    info = fe.request("kernel_info_request", {}, timeout=10)
+    assert info["content"]["status"] == "ok", info
+    comms = fe.request("comm_info_request", {"target_name": "jupyter.widget"}, timeout=10)
+    assert comm_id in comms["content"]["comms"], comms
+    seen = widget.updates
+    fe.send_comm(comm_id, {"method": "request_state"})
+    fe.drive(lambda: widget.updates > seen, 10, "the widget's whole state")
+    cards = list(widget.state["calls"].values())
+    assert [c["question"]["answer"] for c in cards] == [None], cards
+    assert msg_id not in fe.replies, "the cell should still wait for the answer"
+    question = cards[0]["question"]["id"]
+    fe.answer(comm_id, {"type": "answer", "question_id": question, **ALLOW})
+    reply = fe.wait_reply(msg_id)
+    assert reply["content"]["status"] == "ok", reply["content"]
+    result = result_of(fe.stdout(msg_id))
+    assert [(c["tool"], c["status"]) for c in result["calls"]] == [("write_note", "completed")]
+
+
 def test_async_cell_awaits_the_turn(fe: Frontend) -> None:
     fe.responder = lambda card: ALLOW
     reply, out = fe.run("report(await permission_router().arun('go', interaction=widget()))")
