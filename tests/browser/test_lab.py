@@ -170,16 +170,30 @@ def test_a_question_times_out(lab: NotebookPage) -> None:
     lab.shot("expired")
 
 
-def test_reload_then_answer_from_the_new_view(lab: NotebookPage, latencies: Latencies) -> None:
-    lab.open([PRELUDE + BACKGROUND_CHOICE, BACKGROUND_RESULT.replace("calls[0].status", "text")])
+@pytest.mark.parametrize(
+    ("cells", "kernel_idle"),
+    [
+        pytest.param(
+            [PRELUDE + BACKGROUND_CHOICE, "result = turn.result(timeout=30)\n" + AFTER_SYNC],
+            True,
+            id="background-turn",
+        ),
+        # The kernel stays busy with the blocked cell, so the page never reads "Idle".
+        pytest.param([PRELUDE + CHOICE_SYNC, AFTER_SYNC], False, id="sync-cell-waiting"),
+    ],
+)
+def test_reload_then_answer_from_the_new_view(
+    lab: NotebookPage, latencies: Latencies, cells: list[str], kernel_idle: bool
+) -> None:
+    lab.open(cells)
     lab.run_cell(0)
-    lab.wait_output(0, "STARTED")
     expect(lab.turn().get_by_label("Green tea")).to_be_visible(timeout=QUESTION_TIMEOUT)
     lab.save()
     wait_saved_with_widget(lab.server, lab.name)
     lab.shot("before-reload")
     lab.page.reload()
-    lab.wait_ready()
+    if kernel_idle:
+        lab.wait_ready()
     tea = lab.turn().get_by_label("Green tea")
     expect(tea).to_be_visible(timeout=QUESTION_TIMEOUT)
     tea.check()
@@ -188,34 +202,10 @@ def test_reload_then_answer_from_the_new_view(lab: NotebookPage, latencies: Late
     lab.turn().get_by_role("button", name="Submit").click()
     expect(lab.turn()).to_contain_text("Chose “Green tea” by you", timeout=QUESTION_TIMEOUT)
     lab.run_cell(1)
-    lab.wait_output(1, "The tool said:")
-    lab.wait_output(1, "Green tea")
-    lab.shot("answered")
-    record_latency(lab, latencies, "lab_reload_choice", clicked)
-
-
-def test_reload_while_a_sync_cell_waits_then_answer(
-    lab: NotebookPage, latencies: Latencies
-) -> None:
-    lab.open([PRELUDE + CHOICE_SYNC, AFTER_SYNC])
-    lab.run_cell(0)
-    expect(lab.turn().get_by_label("Green tea")).to_be_visible(timeout=QUESTION_TIMEOUT)
-    lab.save()
-    wait_saved_with_widget(lab.server, lab.name)
-    lab.page.reload()
-    # The kernel stays busy with the blocked cell, so the page never reads "Idle" here.
-    tea = lab.turn().get_by_label("Green tea")
-    expect(tea).to_be_visible(timeout=QUESTION_TIMEOUT)
-    tea.check()
-    lab.shot("reloaded-while-blocked")
-    clicked = time.time()
-    lab.turn().get_by_role("button", name="Submit").click()
-    expect(lab.turn()).to_contain_text("Chose “Green tea” by you", timeout=QUESTION_TIMEOUT)
-    lab.run_cell(1)
     lab.wait_output(1, "RESULT completed")
     lab.wait_output(1, "Green tea")
-    lab.shot("answered-after-reload")
-    record_latency(lab, latencies, "lab_reload_sync_choice", clicked)
+    lab.shot("answered")
+    record_latency(lab, latencies, f"lab_reload_{'background' if kernel_idle else 'sync'}", clicked)
 
 
 def wait_saved_with_widget(server: JupyterServer, name: str, timeout: float = 20.0) -> None:
