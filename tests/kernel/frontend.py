@@ -111,13 +111,32 @@ class Frontend:
             msg["header"]["subshell_id"] = self.subshell_id
         self.kc.shell_channel.send(msg)
 
-    def request(self, msg_type: str, content: dict[str, Any], timeout: float) -> dict[str, Any]:
-        """Send a request on the main shell, as a connecting frontend does; return the reply."""
-        msg = self.kc.session.msg(msg_type, content)
+    def send_main(
+        self, msg_type: str, content: dict[str, Any], metadata: dict[str, Any] | None = None
+    ) -> str:
+        """Send a message on the main shell, as a page that just connected does."""
+        msg = self.kc.session.msg(msg_type, content, metadata=metadata)
         self.kc.shell_channel.send(msg)
-        msg_id = msg["header"]["msg_id"]
+        return str(msg["header"]["msg_id"])
+
+    def request(self, msg_type: str, content: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """Send a request on the main shell and return its reply."""
+        msg_id = self.send_main(msg_type, content)
         self.drive(lambda: msg_id in self.replies, timeout, f"the reply to {msg_type}")
         return self.replies[msg_id]
+
+    def comm_data(self, comm_id: str, method: str) -> dict[str, Any] | None:
+        """The data of the last ``comm_msg`` the kernel sent on ``comm_id`` with ``method``."""
+        for m in reversed(self.iopub):
+            content = m["content"]
+            data = content.get("data") or {}
+            if (
+                m["msg_type"] == "comm_msg"
+                and content.get("comm_id") == comm_id
+                and data.get("method") == method
+            ):
+                return dict(data)
+        return None
 
     def answer(self, comm_id: str, content: dict[str, Any]) -> None:
         """Answer a question now (and note when, for latency)."""

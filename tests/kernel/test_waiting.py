@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from typing import Any
 
 import pytest
@@ -25,6 +26,9 @@ MECHANISMS = {
 }
 """Per version: the mechanism on the main thread, and on another thread."""
 
+CONTROL = "jupyter.widget.control"
+"""ipywidgets' comm through which a (re)loaded page asks for every widget's state."""
+
 ALLOW = {"decision": "allow"}
 DENY = {"decision": "deny", "note": "not now"}
 
@@ -34,6 +38,12 @@ def result_of(out: str) -> dict[str, Any]:
     assert len(lines) == 1, out
     parsed: dict[str, Any] = json.loads(lines[0][len("RESULT ") :])
     return parsed
+
+
+def open_questions(state: dict[str, Any]) -> int:
+    """How many cards in a widget's synced state wait for an answer."""
+    questions = [card.get("question") for card in state["calls"].values()]
+    return sum(1 for q in questions if q and q.get("answer") is None)
 
 
 def answered_by_person(fe: Frontend) -> list[str]:
@@ -97,17 +107,27 @@ def test_a_frontend_connecting_while_a_sync_cell_waits_can_answer(fe: Frontend) 
     fe.drive(lambda: fe.open_question() is not None, 30, "the question")
     comm_id = list(fe.widgets)[-1]
     widget = fe.widgets[comm_id]
-    # What a reloaded page asks before it can show the widget again.
+    # What a reloaded page asks before it can show the widget again: kernel info, then
+    # every widget's state through ipywidgets' control comm...
     info = fe.request("kernel_info_request", {}, timeout=10)
     assert info["content"]["status"] == "ok", info
+    control = uuid.uuid4().hex
+    opening = {"comm_id": control, "target_name": CONTROL, "data": {}}
+    fe.send_main("comm_open", opening, metadata={"version": "1.0.0"})
+    fe.send_main("comm_msg", {"comm_id": control, "data": {"method": "request_states"}})
+    fe.drive(lambda: fe.comm_data(control, "update_states") is not None, 10, "every state")
+    states = (fe.comm_data(control, "update_states") or {})["states"]
+    fe.send_main("comm_close", {"comm_id": control, "data": {}})
+    assert open_questions(states[comm_id]["state"]) == 1, states[comm_id]
+    # ...or, from older frontends, the widget comms and then each widget's state.
     comms = fe.request("comm_info_request", {"target_name": "jupyter.widget"}, timeout=10)
     assert comm_id in comms["content"]["comms"], comms
     seen = widget.updates
     fe.send_comm(comm_id, {"method": "request_state"})
     fe.drive(lambda: widget.updates > seen, 10, "the widget's whole state")
-    cards = list(widget.state["calls"].values())
-    assert [c["question"]["answer"] for c in cards] == [None], cards
+    assert open_questions(widget.state) == 1, widget.state
     assert msg_id not in fe.replies, "the cell should still wait for the answer"
+    cards = list(widget.state["calls"].values())
     question = cards[0]["question"]["id"]
     fe.answer(comm_id, {"type": "answer", "question_id": question, **ALLOW})
     reply = fe.wait_reply(msg_id)
