@@ -8,7 +8,7 @@ notebooks do it today (a display handle updated per fragment, ``print`` into an
 ``ipywidgets.Output``, a synced string trait appended per fragment). The client
 reads the raw IOPub frames the kernel sends for the cell and counts them.
 
-Run: .venv/bin/python bench/stream.py [--fragments 20000] [--repeats 3]
+Run: .venv/bin/python bench/stream.py [--fragments 20000] [--repeats 9] [--paced | --rate N]
 """
 
 from __future__ import annotations
