@@ -5,18 +5,18 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from types import ModuleType
+from typing import Any, ClassVar, cast
 
 from ..model import Message, ModelError, ReplyItem, ToolCall, ToolSpec
 from ._common import (
+    SdkModel,
     StreamDropped,
-    cause_text,
     check_options,
+    dropped,
     error_detail,
-    http_error,
     missing_extra,
     parse_arguments,
-    stream_with_retries,
 )
 
 try:
@@ -38,7 +38,7 @@ class _Block:
     json: str = ""
 
 
-class AnthropicModel:
+class AnthropicModel(SdkModel):
     """A Claude model behind the Anthropic messages API (``ANTHROPIC_API_KEY``).
 
     Replies stream: text fragments as they arrive, then the tool calls.
@@ -51,7 +51,8 @@ class AnthropicModel:
     and the text already shown stays.
     """
 
-    streaming = True
+    provider = PROVIDER
+    sdk: ClassVar[ModuleType] = anthropic
 
     def __init__(
         self,
@@ -82,13 +83,6 @@ class AnthropicModel:
     def __repr__(self) -> str:
         return f"AnthropicModel({self.model!r}, base_url={self.base_url!r})"
 
-    def reply(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Iterator[ReplyItem]:
-        """Stream the next reply: text fragments, then the tool calls."""
-        request = self._request(messages, tools)
-        return stream_with_retries(
-            lambda: self._stream(request), PROVIDER, self.model, self.max_retries
-        )
-
     def _request(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> dict[str, Any]:
         system, converted = to_anthropic_messages(messages, self.model)
         request: dict[str, Any] = {
@@ -104,27 +98,7 @@ class AnthropicModel:
         return request
 
     def _stream(self, request: dict[str, Any]) -> Iterator[ReplyItem]:
-        try:
-            stream = self._client.messages.create(**request)
-        except anthropic.APIStatusError as exc:
-            raise http_error(
-                PROVIDER, self.model, exc.status_code, exc.body, exc.message, self.max_retries
-            ) from exc
-        except anthropic.APITimeoutError as exc:
-            raise ModelError(
-                PROVIDER,
-                f"{self.model}: {self.base_url} did not answer within {self.timeout:g} s"
-                f"{self._retried()}",
-            ) from exc
-        except anthropic.APIConnectionError as exc:
-            raise ModelError(
-                PROVIDER,
-                f"{self.model}: could not connect to {self.base_url}{self._retried()}: "
-                f"{cause_text(exc)}",
-            ) from exc
-        except Exception as exc:
-            raise ModelError(PROVIDER, f"{self.model}: the request failed: {exc}") from exc
-
+        stream = self._open(self._client.messages.create, request)
         blocks: dict[int, _Block] = {}
         stop_reason: str | None = None
         finished = False
@@ -150,10 +124,9 @@ class AnthropicModel:
                         elif delta_kind == "input_json_delta":
                             target = blocks.get(event.index)
                             if target is None:
-                                raise ModelError(
-                                    PROVIDER,
-                                    f"{self.model}: the stream sent tool input for block "
-                                    f"{event.index}, which never started",
+                                raise self._error(
+                                    f"the stream sent tool input for block {event.index}, "
+                                    "which never started"
                                 )
                             target.json += delta.partial_json or ""
                     elif kind == "message_delta":
@@ -161,23 +134,13 @@ class AnthropicModel:
                     elif kind == "message_stop":
                         finished = True
             except anthropic.APIStatusError as exc:
-                detail = error_detail(exc.body, exc.message)
-                raise ModelError(
-                    PROVIDER, f"{self.model}: the server reported an error mid-answer: {detail}"
-                ) from exc
+                raise self._reported(error_detail(exc.body, exc.message)) from exc
             except (anthropic.APITimeoutError, httpx2.TimeoutException) as exc:
-                raise StreamDropped(
-                    f"the server sent nothing for {self.timeout:g} s mid-answer (timed out)"
-                ) from exc
+                raise self._stalled() from exc
             except (anthropic.APIConnectionError, httpx2.RequestError) as exc:
-                dropped = f"the connection dropped mid-answer: {cause_text(exc)}"
-                raise StreamDropped(dropped) from exc
+                raise dropped(exc) from exc
             except ValueError as exc:
-                raise ModelError(
-                    PROVIDER,
-                    f"{self.model}: the server sent a malformed stream event "
-                    f"(not valid JSON): {exc}",
-                ) from exc
+                raise self._malformed(exc) from exc
         if not finished:
             raise StreamDropped("the stream ended before the answer was complete")
         for index in sorted(blocks):
@@ -185,14 +148,11 @@ class AnthropicModel:
             if block.kind != "tool_use":
                 continue
             if not block.name:
-                raise ModelError(PROVIDER, f"{self.model}: a tool call came without a tool name")
+                raise self._error("a tool call came without a tool name")
             arguments = parse_arguments(
                 PROVIDER, self.model, block.name, block.json, stop_reason == "max_tokens"
             )
             yield ToolCall(block.name, arguments, block.id)
-
-    def _retried(self) -> str:
-        return f" (tried {self.max_retries + 1} times)" if self.max_retries else ""
 
 
 def to_anthropic_messages(

@@ -1,13 +1,14 @@
-"""What the provider models share: argument parsing, error wording, the retry rule."""
+"""What the provider models share: the SDK base class, argument parsing, error wording, retries."""
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterator, Sequence
+from types import ModuleType
+from typing import Any, ClassVar, TypeVar
 
-from ..model import ModelError
+from ..model import Message, ModelError, ReplyItem, ToolSpec
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 """HTTP statuses worth a retry besides every 5xx (the SDKs use the same rule)."""
@@ -53,6 +54,82 @@ def stream_with_retries(
                 raise ModelError(provider, f"{model}: {exc}{tried}") from exc.__cause__
             attempt += 1
             time.sleep(min(0.5 * 2 ** (attempt - 1), 8.0))
+
+
+class SdkModel:
+    """A model behind one of the official SDKs: what does not depend on the wire format.
+
+    Both SDKs raise ``APIStatusError``, ``APITimeoutError`` and ``APIConnectionError``;
+    a subclass names its SDK module in ``sdk`` and writes ``_request`` and ``_stream``.
+    """
+
+    streaming = True
+    provider: ClassVar[str]
+    sdk: ClassVar[ModuleType]
+    model: str
+    base_url: str
+    timeout: float
+    max_retries: int
+
+    def reply(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Iterator[ReplyItem]:
+        """Stream the next reply: text fragments, then the tool calls."""
+        request = self._request(messages, tools)
+        return stream_with_retries(
+            lambda: self._stream(request), self.provider, self.model, self.max_retries
+        )
+
+    def _request(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _stream(self, request: dict[str, Any]) -> Iterator[ReplyItem]:
+        raise NotImplementedError
+
+    def _open(self, create: Callable[..., T], request: dict[str, Any]) -> T:
+        """Send ``request``; the SDK's errors (after its own retries) become ``ModelError``."""
+        sdk = self.sdk
+        try:
+            return create(**request)
+        except sdk.APIStatusError as exc:
+            raise http_error(
+                self.provider,
+                self.model,
+                exc.status_code,
+                exc.body,
+                exc.message,
+                self.max_retries,
+            ) from exc
+        except sdk.APITimeoutError as exc:
+            raise self._error(
+                f"{self.base_url} did not answer within {self.timeout:g} s{self._retried()}"
+            ) from exc
+        except sdk.APIConnectionError as exc:
+            raise self._error(
+                f"could not connect to {self.base_url}{self._retried()}: {cause_text(exc)}"
+            ) from exc
+        except Exception as exc:
+            raise self._error(f"the request failed: {exc}") from exc
+
+    def _error(self, what: str) -> ModelError:
+        return ModelError(self.provider, f"{self.model}: {what}")
+
+    def _reported(self, detail: str) -> ModelError:
+        return self._error(f"the server reported an error mid-answer: {detail}")
+
+    def _malformed(self, exc: ValueError) -> ModelError:
+        return self._error(f"the server sent a malformed stream event (not valid JSON): {exc}")
+
+    def _stalled(self) -> StreamDropped:
+        return StreamDropped(
+            f"the server sent nothing for {self.timeout:g} s mid-answer (timed out)"
+        )
+
+    def _retried(self) -> str:
+        return f" (tried {self.max_retries + 1} times)" if self.max_retries else ""
+
+
+def dropped(exc: BaseException) -> StreamDropped:
+    """The stream's connection broke mid-answer."""
+    return StreamDropped(f"the connection dropped mid-answer: {cause_text(exc)}")
 
 
 def check_options(model: object, timeout: float, max_retries: int) -> None:

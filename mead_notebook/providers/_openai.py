@@ -5,17 +5,17 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from types import ModuleType
+from typing import Any, ClassVar, cast
 
 from ..model import Message, ModelError, ReplyItem, ToolCall, ToolSpec
 from ._common import (
+    SdkModel,
     StreamDropped,
-    cause_text,
     check_options,
-    http_error,
+    dropped,
     missing_extra,
     parse_arguments,
-    stream_with_retries,
 )
 
 try:
@@ -37,7 +37,7 @@ class _PartialCall:
     arguments: str = ""
 
 
-class OpenAIModel:
+class OpenAIModel(SdkModel):
     """A chat model behind the OpenAI API or an OpenAI-compatible server.
 
     ``OpenAIModel("gpt-4o-mini")`` reads ``OPENAI_API_KEY``;
@@ -53,7 +53,8 @@ class OpenAIModel:
     and the text already shown stays.
     """
 
-    streaming = True
+    provider = PROVIDER
+    sdk: ClassVar[ModuleType] = openai
 
     def __init__(
         self,
@@ -92,13 +93,6 @@ class OpenAIModel:
     def __repr__(self) -> str:
         return f"OpenAIModel({self.model!r}, base_url={self.base_url!r})"
 
-    def reply(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Iterator[ReplyItem]:
-        """Stream the next reply: text fragments, then the tool calls."""
-        request = self._request(messages, tools)
-        return stream_with_retries(
-            lambda: self._stream(request), PROVIDER, self.model, self.max_retries
-        )
-
     def _request(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> dict[str, Any]:
         request: dict[str, Any] = {
             "model": self.model,
@@ -114,27 +108,7 @@ class OpenAIModel:
         return request
 
     def _stream(self, request: dict[str, Any]) -> Iterator[ReplyItem]:
-        try:
-            stream = self._client.chat.completions.create(**request)
-        except openai.APIStatusError as exc:
-            raise http_error(
-                PROVIDER, self.model, exc.status_code, exc.body, exc.message, self.max_retries
-            ) from exc
-        except openai.APITimeoutError as exc:
-            raise ModelError(
-                PROVIDER,
-                f"{self.model}: {self.base_url} did not answer within {self.timeout:g} s"
-                f"{self._retried()}",
-            ) from exc
-        except openai.APIConnectionError as exc:
-            raise ModelError(
-                PROVIDER,
-                f"{self.model}: could not connect to {self.base_url}{self._retried()}: "
-                f"{cause_text(exc)}",
-            ) from exc
-        except Exception as exc:
-            raise ModelError(PROVIDER, f"{self.model}: the request failed: {exc}") from exc
-
+        stream = self._open(self._client.chat.completions.create, request)
         calls: dict[int, _PartialCall] = {}
         finish: str | None = None
         with cast(Any, stream) as chunks:
@@ -152,36 +126,23 @@ class OpenAIModel:
                         if choice.finish_reason:
                             finish = choice.finish_reason
             except openai.APITimeoutError as exc:
-                raise StreamDropped(
-                    f"the server sent nothing for {self.timeout:g} s mid-answer (timed out)"
-                ) from exc
+                raise self._stalled() from exc
             except openai.APIConnectionError as exc:
-                dropped = f"the connection dropped mid-answer: {cause_text(exc)}"
-                raise StreamDropped(dropped) from exc
+                raise dropped(exc) from exc
             except openai.APIError as exc:
-                raise ModelError(
-                    PROVIDER,
-                    f"{self.model}: the server reported an error mid-answer: {exc.message}",
-                ) from exc
+                raise self._reported(exc.message) from exc
             except ValueError as exc:
-                raise ModelError(
-                    PROVIDER,
-                    f"{self.model}: the server sent a malformed stream event "
-                    f"(not valid JSON): {exc}",
-                ) from exc
+                raise self._malformed(exc) from exc
         if finish is None:
             raise StreamDropped("the stream ended before the answer was complete")
         for index in sorted(calls):
             partial = calls[index]
             if not partial.name:
-                raise ModelError(PROVIDER, f"{self.model}: a tool call came without a tool name")
+                raise self._error("a tool call came without a tool name")
             arguments = parse_arguments(
                 PROVIDER, self.model, partial.name, partial.arguments, finish == "length"
             )
             yield ToolCall(partial.name, arguments, partial.id)
-
-    def _retried(self) -> str:
-        return f" (tried {self.max_retries + 1} times)" if self.max_retries else ""
 
 
 def _add_fragment(calls: dict[int, _PartialCall], fragment: Any) -> None:
