@@ -153,6 +153,15 @@ def ask(w: NotebookInteraction, tool_call_id: str = "call_1", cls: str = "effect
     return w.request_permission(None, request(tool_call_id, cls))
 
 
+def asking(
+    w: NotebookInteraction, c: RecordingComm, tool_call_id: str = "call_1", cls: str = "effect"
+) -> tuple[list[Allow | Deny], threading.Thread, str]:
+    """Ask in another thread: what it settles to (once joined), the thread, the question id."""
+    settled: list[Allow | Deny] = []
+    t = in_thread(lambda: settled.append(ask(w, tool_call_id, cls)))
+    return settled, t, open_question(c, tool_call_id)
+
+
 # -- traits and repr -----------------------------------------------------------------
 
 
@@ -312,9 +321,7 @@ def test_first_valid_answer_wins_and_a_second_delivery_is_a_no_op(make: Any) -> 
     w, c = make()
     w.turn_started(None, "x")
     feed(w, {"type": "rendered"})
-    settled: list[Allow | Deny] = []
-    t = in_thread(lambda: settled.append(ask(w)))
-    qid = open_question(c, "call_1")
+    settled, t, qid = asking(w, c)
     allow = {"type": "answer", "question_id": qid, "decision": "allow"}
     w.deliver(allow)
     feed(w, allow)
@@ -330,9 +337,7 @@ def test_concurrent_deliveries_settle_once(make: Any) -> None:
     w, c = make()
     w.turn_started(None, "x")
     feed(w, {"type": "rendered"})
-    settled: list[Allow | Deny] = []
-    t = in_thread(lambda: settled.append(ask(w)))
-    qid = open_question(c, "call_1")
+    settled, t, qid = asking(w, c)
     barrier = threading.Barrier(8)
 
     def answer(decision: str) -> None:
@@ -465,9 +470,7 @@ def test_grace_counts_from_display(make: Any) -> None:
 def test_a_rendered_view_during_grace_keeps_the_question_open(make: Any) -> None:
     w, c = make(grace=0.3, timeout=30.0)
     w.turn_started(None, "x")
-    settled: list[Allow | Deny] = []
-    t = in_thread(lambda: settled.append(ask(w)))
-    qid = open_question(c, "call_1")
+    settled, t, qid = asking(w, c)
     feed(w, {"type": "rendered"})
     time.sleep(0.6)
     assert settled == []
@@ -506,9 +509,7 @@ def test_policy_decides_without_asking(make: Any) -> None:
     feed(w, {"type": "rendered"})
     assert ask(w, "call_1", cls="read") == Allow()
     assert last_card(c, "call_1")["question"]["answer"]["by"] == "policy"
-    settled: list[Allow | Deny] = []
-    t = in_thread(lambda: settled.append(ask(w, "call_2", cls="effect")))
-    qid = open_question(c, "call_2")
+    settled, t, qid = asking(w, c, "call_2")
     w.deliver({"type": "answer", "question_id": qid, "decision": "allow"})
     t.join(10)
     assert settled == [Allow()]

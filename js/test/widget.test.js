@@ -225,10 +225,16 @@ describe("permission questions", () => {
     await sendCard(model, { status: "pending", arguments: { path: "a.txt" }, question });
   }
 
-  it("shows tool, server, class and arguments with Allow and Deny", async () => {
+  /** A rendered view with a permission question open in it. */
+  async function shownQuestion() {
     const model = setup();
     const el = host.render();
     await openQuestion(model);
+    return { model, el };
+  }
+
+  it("shows tool, server, class and arguments with Allow and Deny", async () => {
+    const { model, el } = await shownQuestion();
     const q = el.querySelector(".mead-question");
     expect(q.textContent).toContain("write_file");
     expect(q.textContent).toContain("local");
@@ -239,9 +245,7 @@ describe("permission questions", () => {
   });
 
   it("Allow sends an allow answer once", async () => {
-    const model = setup();
-    const el = host.render();
-    await openQuestion(model);
+    const { model, el } = await shownQuestion();
     buttonsNamed(el, "Allow")[0].click();
     buttonsNamed(el, "Allow")[0].click();
     buttonsNamed(el, "Deny")[0].click();
@@ -249,9 +253,7 @@ describe("permission questions", () => {
   });
 
   it("Deny sends a deny answer with the optional reason", async () => {
-    const model = setup();
-    const el = host.render();
-    await openQuestion(model);
+    const { model, el } = await shownQuestion();
     byLabel(el, "Reason if denied (optional)").value = "  not that file ";
     buttonsNamed(el, "Deny")[0].click();
     expect(model.sentOfType("answer")).toEqual([
@@ -276,9 +278,7 @@ describe("permission questions", () => {
   });
 
   it("does not take focus from another open question", async () => {
-    const model = setup();
-    const el = host.render();
-    await openQuestion(model);
+    const { model, el } = await shownQuestion();
     const first = buttonsNamed(el, "Allow")[0];
     expect(document.activeElement).toBe(first);
     await sendCard(model, { tool_call_id: "call_2", question: permission({ id: "q9" }) });
@@ -286,23 +286,17 @@ describe("permission questions", () => {
   });
 
   it("Enter allows and Escape denies when focus is within the question", async () => {
-    const model = setup();
-    const el = host.render();
-    await openQuestion(model);
+    const { model, el } = await shownQuestion();
     key(el.querySelector(".mead-question-args"), "Enter");
     expect(model.sentOfType("answer")).toEqual([{ type: "answer", question_id: "q1", decision: "allow", note: "" }]);
 
-    const model2 = setup();
-    const el2 = host.render();
-    await openQuestion(model2);
+    const { model: model2, el: el2 } = await shownQuestion();
     key(buttonsNamed(el2, "Allow")[0], "Escape");
     expect(model2.sentOfType("answer")).toEqual([{ type: "answer", question_id: "q1", decision: "deny", note: "" }]);
   });
 
   it("keyboard shortcuts do not fire inside a text field", async () => {
-    const model = setup();
-    const el = host.render();
-    await openQuestion(model);
+    const { model, el } = await shownQuestion();
     const reason = byLabel(el, "Reason if denied (optional)");
     reason.focus();
     expect(key(reason, "Enter").defaultPrevented).toBe(false);
@@ -311,9 +305,7 @@ describe("permission questions", () => {
   });
 
   it("Enter on the focused Deny button is left to the button", async () => {
-    const model = setup();
-    const el = host.render();
-    await openQuestion(model);
+    const { model, el } = await shownQuestion();
     const deny = buttonsNamed(el, "Deny")[0];
     deny.focus();
     expect(key(deny, "Enter").defaultPrevented).toBe(false);
@@ -321,9 +313,7 @@ describe("permission questions", () => {
   });
 
   it("asks JupyterLab to leave keys pressed in a question alone", async () => {
-    const model = setup();
-    const el = host.render();
-    await openQuestion(model);
+    const { model, el } = await shownQuestion();
     await sendCard(model, { tool_call_id: "c", question: choice() });
     const questions = el.querySelectorAll(".mead-question");
     expect(questions).toHaveLength(2);
@@ -331,9 +321,7 @@ describe("permission questions", () => {
   });
 
   it("keys outside the question do nothing", async () => {
-    const model = setup();
-    const el = host.render();
-    await openQuestion(model);
+    const { model, el } = await shownQuestion();
     key(el.querySelector(".mead-turn-header"), "Enter");
     key(document.body, "Escape");
     expect(model.sentOfType("answer")).toEqual([]);

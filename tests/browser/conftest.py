@@ -84,28 +84,30 @@ def page(chromium: Browser) -> Iterator[Page]:
         context.close()
 
 
-@pytest.fixture
-def lab(
-    page: Page, lab_server: JupyterServer, artifacts: Path, request: pytest.FixtureRequest
+def notebook_page(
+    page: Page, server: JupyterServer, artifacts: Path, request: pytest.FixtureRequest
 ) -> Iterator[NotebookPage]:
-    nb = NotebookPage(page, lab_server, request.node.name, artifacts)
+    """The test's notebook page in ``server``; its kernels are shut down after the test."""
+    nb = NotebookPage(page, server, request.node.name, artifacts)
     try:
         yield nb
     finally:
         nb.finish()
-        lab_server.shutdown_kernels()
+        server.shutdown_kernels()
+
+
+@pytest.fixture
+def lab(
+    page: Page, lab_server: JupyterServer, artifacts: Path, request: pytest.FixtureRequest
+) -> Iterator[NotebookPage]:
+    yield from notebook_page(page, lab_server, artifacts, request)
 
 
 @pytest.fixture
 def notebook7(
     page: Page, notebook7_server: JupyterServer, artifacts: Path, request: pytest.FixtureRequest
 ) -> Iterator[NotebookPage]:
-    nb = NotebookPage(page, notebook7_server, request.node.name, artifacts)
-    try:
-        yield nb
-    finally:
-        nb.finish()
-        notebook7_server.shutdown_kernels()
+    yield from notebook_page(page, notebook7_server, artifacts, request)
 
 
 class Latencies:
