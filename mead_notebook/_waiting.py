@@ -17,7 +17,9 @@ depends on the kernel (see :func:`mechanism`):
     The kernel reads shell messages on the main thread only, so the waiting main
     thread reads them itself: it dispatches ``comm_*`` messages and a connecting
     frontend's info requests at once and hands every other message back to the
-    kernel's queue, in arrival order.
+    kernel's queue, in arrival order. An interrupt meanwhile is held while the
+    shell stream is mid-way (it would be left unable to send the cell's reply),
+    stops a comm handler that is running, and always reaches the waiting cell.
 ``main-loop`` (ipykernel 6, waiting on another thread)
     Nothing to do while the main thread is free; when it waits too (a later cell
     blocked on the turn) it pumps through :func:`poll` or :func:`serve_while`.
@@ -41,13 +43,15 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import contextvars
 import logging
+import signal
 import sys
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, Final, Protocol
 
 log = logging.getLogger(__name__)
@@ -483,6 +487,50 @@ class _StreamTap:
         return False
 
 
+class _Interrupts:
+    """A SIGINT handler for while the pump works on the main thread.
+
+    ipykernel's own handler would raise ``KeyboardInterrupt`` anywhere: half-way
+    through flushing the shell stream (which then never sends again) or inside a
+    comm handler the pump dispatched (where the kernel swallows it). This one only
+    notes the interrupt, and raises it inside a handler (``raising``) so a stuck
+    handler still stops; :func:`_interrupts_held` raises it again afterwards.
+    """
+
+    def __init__(self) -> None:
+        self.caught = False
+        self.raising = False
+
+    def __call__(self, signum: int, frame: object) -> None:
+        self.caught = True
+        if self.raising:
+            raise KeyboardInterrupt
+
+    def handler_starts(self) -> None:
+        self.raising = True
+
+    def handler_ends(self) -> None:
+        self.raising = False
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[_Interrupts]:
+    """Install :class:`_Interrupts`; afterwards deliver a caught SIGINT to the old handler."""
+    interrupts = _Interrupts()
+    try:
+        previous = signal.signal(signal.SIGINT, interrupts)
+    except ValueError:  # not the main thread: SIGINT never lands here
+        yield interrupts
+        return
+    try:
+        yield interrupts
+    finally:
+        # None: a handler not set from Python, which cannot be put back.
+        signal.signal(signal.SIGINT, signal.default_int_handler if previous is None else previous)
+        if interrupts.caught:
+            signal.raise_signal(signal.SIGINT)
+
+
 class _MainPump:
     """Dispatches comm messages on ipykernel 6's main thread while a cell holds it."""
 
@@ -500,6 +548,7 @@ class _MainPump:
         if not hasattr(self.stream, "_recv_callback"):
             raise UnsupportedKernelError("the shell stream has no receive callback: " + _INSTEAD)
         self.busy = False
+        self.interrupts: _Interrupts | None = None
 
     @classmethod
     def of(cls, kernel: Any) -> _MainPump:
@@ -514,19 +563,33 @@ class _MainPump:
             return
         self.busy = True
         try:
-            self._drain_queue()
-            original = self.stream._recv_callback
-            if original is None or getattr(original, "_mead_diverted", False):
-                return
-            held: list[list[Any]] = []
-            self.stream._recv_callback = held.append
-            try:
-                self.stream.flush(_pollin())
-            finally:
-                self.stream._recv_callback = original
-            self._sort(collections.deque(held), original)
+            with self.interrupts_held():
+                self._drain_queue()
+                original = self.stream._recv_callback
+                if original is None or getattr(original, "_mead_diverted", False):
+                    return
+                held: list[list[Any]] = []
+                self.stream._recv_callback = held.append
+                try:
+                    self.stream.flush(_pollin())
+                finally:
+                    self.stream._recv_callback = original
+                self._sort(collections.deque(held), original)
         finally:
             self.busy = False
+
+    @contextlib.contextmanager
+    def interrupts_held(self) -> Iterator[None]:
+        """Hold SIGINT (see :class:`_Interrupts`) while the pump touches the kernel."""
+        if self.interrupts is not None:
+            yield
+            return
+        with _interrupts_held() as interrupts:
+            self.interrupts = interrupts
+            try:
+                yield
+            finally:
+                self.interrupts = None
 
     def diverted(self) -> _Diversion:
         """While in effect, comm messages are dispatched as the kernel's loop reads them."""
@@ -584,23 +647,35 @@ class _MainPump:
         kernel = self.kernel
         parent = kernel.get_parent("shell")
         ident = kernel._parent_ident["shell"]
-        had_saved = hasattr(kernel, "saved_sigint_handler")
-        saved = getattr(kernel, "saved_sigint_handler", None)
-        coro = self.dispatch(frames)
+        interrupts = self.interrupts
+        shadowed = {}
+        if interrupts is not None:
+            # The kernel's hooks would swap SIGINT handlers around the nested handler.
+            shadowed = {
+                "pre_handler_hook": interrupts.handler_starts,
+                "post_handler_hook": interrupts.handler_ends,
+            }
+        kept = {name: vars(kernel)[name] for name in shadowed if name in vars(kernel)}
+        vars(kernel).update(shadowed)
         try:
-            coro.send(None)
-        except StopIteration:
-            pass
-        else:
-            coro.close()
-            raise UnsupportedKernelError(
-                f"ipykernel {_ipykernel_version()} suspends while dispatching a comm message: "
-                + _INSTEAD
-            )
+            coro = self.dispatch(frames)
+            try:
+                coro.send(None)
+            except StopIteration:
+                pass
+            else:
+                coro.close()
+                raise UnsupportedKernelError(
+                    f"ipykernel {_ipykernel_version()} suspends while dispatching a comm "
+                    "message: " + _INSTEAD
+                )
         finally:
+            for name in shadowed:
+                vars(kernel).pop(name, None)
+            vars(kernel).update(kept)
+            if interrupts is not None:
+                interrupts.raising = False
             kernel.set_parent(ident, parent, channel="shell")
-            if had_saved:
-                kernel.saved_sigint_handler = saved
 
 
 class _Diversion:
@@ -620,7 +695,8 @@ class _Diversion:
         def receive(frames: list[Any]) -> Any:
             if self.pump._at_once(frames):
                 try:
-                    self.pump._dispatch_now(frames)
+                    with self.pump.interrupts_held():
+                        self.pump._dispatch_now(frames)
                 except UnsupportedKernelError:
                     log.exception("comm message left for the kernel")
                     return original(frames)

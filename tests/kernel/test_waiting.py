@@ -214,6 +214,53 @@ def test_interrupting_the_kernel_ends_the_turn(fe: Frontend) -> None:
     assert out == "NEXT 42\n"
 
 
+SLOW_COMM = """
+def _slow_target(comm, msg):
+    @comm.on_msg
+    def _handle(msg):
+        comm.send({"method": "handling"})
+        for _ in range(40):
+            time.sleep(0.05)
+        comm.send({"method": "handled"})
+
+get_ipython().kernel.comm_manager.register_target("mead-test-slow", _slow_target)
+"""
+"""Another comm whose handler takes 2 s, as a busy widget callback does."""
+
+
+def test_interrupting_while_another_comm_handler_runs_ends_the_turn(fe: Frontend) -> None:
+    reply, _ = fe.run(SLOW_COMM)
+    assert reply["status"] == "ok", reply
+    msg_id = fe.execute("permission_router().run('go', interaction=widget())")
+    fe.drive(lambda: fe.open_question() is not None, 30, "the open question")
+    card = fe.open_question()
+    assert card is not None
+    slow = uuid.uuid4().hex
+    fe.send_main("comm_open", {"comm_id": slow, "target_name": "mead-test-slow", "data": {}})
+    fe.send_main("comm_msg", {"comm_id": slow, "data": {}})
+    pumped = MECHANISMS[fe.version][0] == "main-pump"
+    if pumped:
+        # The waiting main thread runs the handler; the interrupt lands inside it.
+        fe.drive(lambda: fe.comm_data(slow, "handling") is not None, 10, "the slow handler")
+    else:
+        # 7.x leaves other comms' messages queued behind the cell.
+        later = time.monotonic() + 0.5
+        fe.drive(lambda: time.monotonic() > later, 5, "half a second")
+        assert fe.comm_data(slow, "handling") is None
+    fe.km.interrupt_kernel()
+    reply = fe.wait_reply(msg_id, 10)["content"]
+    assert (reply["status"], reply.get("ename")) == ("error", "KeyboardInterrupt"), reply
+    closed = next(iter(fe.widgets.values())).cards[card["tool_call_id"]]
+    assert closed["question"]["answer"]["decision"] == "interrupted"
+    if pumped:
+        assert fe.comm_data(slow, "handled") is None, "the interrupt should stop the handler"
+    else:
+        fe.drive(lambda: fe.comm_data(slow, "handled") is not None, 10, "the handler, after")
+    reply, out = fe.run("print('NEXT', 6 * 7)", timeout=10)
+    assert reply["status"] == "ok", reply
+    assert out == "NEXT 42\n"
+
+
 def test_run_all_keeps_order_and_output_placement(fe: Frontend) -> None:
     fe.responder = lambda card: ALLOW
     first = fe.execute("print('ONE'); report(permission_router().run('go', interaction=widget()))")
