@@ -214,6 +214,22 @@ def test_interrupting_the_kernel_ends_the_turn(fe: Frontend) -> None:
     assert out == "NEXT 42\n"
 
 
+def test_interrupting_an_async_cell_ends_the_turn(fe: Frontend) -> None:
+    msg_id = fe.execute("await permission_router().arun('go', interaction=widget())")
+    fe.drive(lambda: fe.open_question() is not None, 30, "the open question")
+    card = fe.open_question()
+    assert card is not None
+    fe.km.interrupt_kernel()
+    reply = fe.wait_reply(msg_id, 30)["content"]
+    # ipykernel turns an interrupt of an awaiting cell into CancelledError.
+    assert (reply["status"], reply.get("ename")) == ("error", "CancelledError"), reply
+    closed = next(iter(fe.widgets.values())).cards[card["tool_call_id"]]
+    assert closed["question"]["answer"]["decision"] == "interrupted"
+    reply, out = fe.run("print('NEXT', 6 * 7)")
+    assert reply["status"] == "ok", reply
+    assert out == "NEXT 42\n"
+
+
 SLOW_COMM = """
 def _slow_target(comm, msg):
     @comm.on_msg
