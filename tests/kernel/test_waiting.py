@@ -70,6 +70,30 @@ def note_latency(fe: Frontend, label: str) -> None:
             )
 
 
+def asking(fe: Frontend, cell: str) -> tuple[str, dict[str, Any]]:
+    """Run ``cell`` until it asks; return its ``msg_id`` and the card with the question."""
+    msg_id = fe.execute(cell)
+    fe.drive(lambda: fe.open_question() is not None, 30, "the open question")
+    card = fe.open_question()
+    assert card is not None
+    return msg_id, card
+
+
+def interrupt(fe: Frontend, msg_id: str, card: dict[str, Any], ename: str, timeout: float) -> None:
+    """Interrupt the kernel; the cell ends with ``ename`` and the question as interrupted."""
+    fe.km.interrupt_kernel()
+    reply = fe.wait_reply(msg_id, timeout)["content"]
+    assert (reply["status"], reply.get("ename")) == ("error", ename), reply
+    closed = next(iter(fe.widgets.values())).cards[card["tool_call_id"]]
+    assert closed["question"]["answer"]["decision"] == "interrupted"
+
+
+def next_cell_runs(fe: Frontend) -> None:
+    reply, out = fe.run("print('NEXT', 6 * 7)", timeout=30)
+    assert reply["status"] == "ok", reply
+    assert out == "NEXT 42\n"
+
+
 def test_mechanism_is_pinned_per_version(fe: Frontend) -> None:
     main, other = MECHANISMS[fe.version]
     reply, out = fe.run(
@@ -103,8 +127,7 @@ def test_sync_cell_blocks_until_answered(
 
 
 def test_a_frontend_connecting_while_a_sync_cell_waits_can_answer(fe: Frontend) -> None:
-    msg_id = fe.execute("report(permission_router().run('go', interaction=widget()))")
-    fe.drive(lambda: fe.open_question() is not None, 30, "the question")
+    msg_id, _ = asking(fe, "report(permission_router().run('go', interaction=widget()))")
     comm_id = list(fe.widgets)[-1]
     widget = fe.widgets[comm_id]
     # What a reloaded page asks before it can show the widget again: kernel info, then
@@ -198,36 +221,19 @@ def test_cancel_in_the_widget_cancels_a_running_tool(fe: Frontend) -> None:
     ]
 
 
-def test_interrupting_the_kernel_ends_the_turn(fe: Frontend) -> None:
-    msg_id = fe.execute("permission_router().run('go', interaction=widget())")
-    fe.drive(lambda: fe.open_question() is not None, 30, "the open question")
-    card = fe.open_question()
-    assert card is not None
-    fe.km.interrupt_kernel()
-    reply = fe.wait_reply(msg_id, 30)["content"]
-    assert reply["status"] == "error"
-    assert reply["ename"] == "KeyboardInterrupt"
-    closed = next(iter(fe.widgets.values())).cards[card["tool_call_id"]]
-    assert closed["question"]["answer"]["decision"] == "interrupted"
-    reply, out = fe.run("print('NEXT', 6 * 7)")
-    assert reply["status"] == "ok", reply
-    assert out == "NEXT 42\n"
-
-
-def test_interrupting_an_async_cell_ends_the_turn(fe: Frontend) -> None:
-    msg_id = fe.execute("await permission_router().arun('go', interaction=widget())")
-    fe.drive(lambda: fe.open_question() is not None, 30, "the open question")
-    card = fe.open_question()
-    assert card is not None
-    fe.km.interrupt_kernel()
-    reply = fe.wait_reply(msg_id, 30)["content"]
-    # ipykernel turns an interrupt of an awaiting cell into CancelledError.
-    assert (reply["status"], reply.get("ename")) == ("error", "CancelledError"), reply
-    closed = next(iter(fe.widgets.values())).cards[card["tool_call_id"]]
-    assert closed["question"]["answer"]["decision"] == "interrupted"
-    reply, out = fe.run("print('NEXT', 6 * 7)")
-    assert reply["status"] == "ok", reply
-    assert out == "NEXT 42\n"
+@pytest.mark.parametrize(
+    ("cell", "ename"),
+    [
+        ("permission_router().run('go', interaction=widget())", "KeyboardInterrupt"),
+        # ipykernel turns an interrupt of an awaiting cell into CancelledError.
+        ("await permission_router().arun('go', interaction=widget())", "CancelledError"),
+    ],
+    ids=["sync", "async"],
+)
+def test_interrupting_the_kernel_ends_the_turn(fe: Frontend, cell: str, ename: str) -> None:
+    msg_id, card = asking(fe, cell)
+    interrupt(fe, msg_id, card, ename, timeout=30)
+    next_cell_runs(fe)
 
 
 SLOW_COMM = """
@@ -247,10 +253,7 @@ get_ipython().kernel.comm_manager.register_target("mead-test-slow", _slow_target
 def test_interrupting_while_another_comm_handler_runs_ends_the_turn(fe: Frontend) -> None:
     reply, _ = fe.run(SLOW_COMM)
     assert reply["status"] == "ok", reply
-    msg_id = fe.execute("permission_router().run('go', interaction=widget())")
-    fe.drive(lambda: fe.open_question() is not None, 30, "the open question")
-    card = fe.open_question()
-    assert card is not None
+    msg_id, card = asking(fe, "permission_router().run('go', interaction=widget())")
     slow = uuid.uuid4().hex
     fe.send_main("comm_open", {"comm_id": slow, "target_name": "mead-test-slow", "data": {}})
     fe.send_main("comm_msg", {"comm_id": slow, "data": {}})
@@ -263,18 +266,12 @@ def test_interrupting_while_another_comm_handler_runs_ends_the_turn(fe: Frontend
         later = time.monotonic() + 0.5
         fe.drive(lambda: time.monotonic() > later, 5, "half a second")
         assert fe.comm_data(slow, "handling") is None
-    fe.km.interrupt_kernel()
-    reply = fe.wait_reply(msg_id, 10)["content"]
-    assert (reply["status"], reply.get("ename")) == ("error", "KeyboardInterrupt"), reply
-    closed = next(iter(fe.widgets.values())).cards[card["tool_call_id"]]
-    assert closed["question"]["answer"]["decision"] == "interrupted"
+    interrupt(fe, msg_id, card, "KeyboardInterrupt", timeout=10)
     if pumped:
         assert fe.comm_data(slow, "handled") is None, "the interrupt should stop the handler"
     else:
         fe.drive(lambda: fe.comm_data(slow, "handled") is not None, 10, "the handler, after")
-    reply, out = fe.run("print('NEXT', 6 * 7)", timeout=10)
-    assert reply["status"] == "ok", reply
-    assert out == "NEXT 42\n"
+    next_cell_runs(fe)
 
 
 def test_run_all_keeps_order_and_output_placement(fe: Frontend) -> None:
