@@ -647,35 +647,32 @@ class _MainPump:
         kernel = self.kernel
         parent = kernel.get_parent("shell")
         ident = kernel._parent_ident["shell"]
-        interrupts = self.interrupts
-        shadowed = {}
-        if interrupts is not None:
-            # The kernel's hooks would swap SIGINT handlers around the nested handler.
-            shadowed = {
+        with self.interrupts_held():
+            interrupts = self.interrupts
+            assert interrupts is not None
+            # The kernel's own hooks would put its SIGINT handler back around the handler.
+            hooks = {
                 "pre_handler_hook": interrupts.handler_starts,
                 "post_handler_hook": interrupts.handler_ends,
             }
-        kept = {name: vars(kernel)[name] for name in shadowed if name in vars(kernel)}
-        vars(kernel).update(shadowed)
-        try:
-            coro = self.dispatch(frames)
+            vars(kernel).update(hooks)
             try:
-                coro.send(None)
-            except StopIteration:
-                pass
-            else:
-                coro.close()
-                raise UnsupportedKernelError(
-                    f"ipykernel {_ipykernel_version()} suspends while dispatching a comm "
-                    "message: " + _INSTEAD
-                )
-        finally:
-            for name in shadowed:
-                vars(kernel).pop(name, None)
-            vars(kernel).update(kept)
-            if interrupts is not None:
+                coro = self.dispatch(frames)
+                try:
+                    coro.send(None)
+                except StopIteration:
+                    pass
+                else:
+                    coro.close()
+                    raise UnsupportedKernelError(
+                        f"ipykernel {_ipykernel_version()} suspends while dispatching a comm "
+                        "message: " + _INSTEAD
+                    )
+            finally:
+                for name in hooks:
+                    vars(kernel).pop(name, None)
                 interrupts.raising = False
-            kernel.set_parent(ident, parent, channel="shell")
+                kernel.set_parent(ident, parent, channel="shell")
 
 
 class _Diversion:
@@ -695,8 +692,7 @@ class _Diversion:
         def receive(frames: list[Any]) -> Any:
             if self.pump._at_once(frames):
                 try:
-                    with self.pump.interrupts_held():
-                        self.pump._dispatch_now(frames)
+                    self.pump._dispatch_now(frames)
                 except UnsupportedKernelError:
                     log.exception("comm message left for the kernel")
                     return original(frames)
