@@ -1,15 +1,16 @@
 """Interrupting a waiting cell while the frontend keeps sending messages.
 
 For each ipykernel of the test matrix, a real kernel runs rounds of: a sync cell
-asks for permission through ``NotebookInteraction``; while it waits, the client
-sends a stream of widget messages (as a busy page does) and interrupts the kernel
-at a random point of it. A round is good when the cell ends with
-``KeyboardInterrupt`` within 15 s and the next cell runs; otherwise the
+(``--async``: an async one) asks for permission through ``NotebookInteraction``;
+while it waits, the client sends a stream of widget messages (as a busy page does)
+and interrupts the kernel at a random point of it. A round is good when the cell
+ends with ``KeyboardInterrupt`` (async: ipykernel's ``CancelledError``) within
+15 s and the next cell runs; otherwise the
 interrupt was lost (the cell went on waiting), the kernel stopped replying
 (stuck) or sent something the client could not read (broken). A kernel that
 failed a round is replaced before the next one.
 
-Run: .venv/bin/python bench/interrupts.py [--rounds 40] [--versions 6.29.5 6.31.0 ...]
+Run: .venv/bin/python bench/interrupts.py [--rounds 40] [--async] [--versions 6.29.5 ...]
 """
 
 from __future__ import annotations
@@ -27,7 +28,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 from kernel.conftest import KERNEL_VERSIONS, SETUP  # noqa: E402
 from kernel.frontend import Frontend  # noqa: E402
 
-CELL = "permission_router().run('go', interaction=widget())"
+CELLS = {
+    False: ("permission_router().run('go', interaction=widget())", "KeyboardInterrupt"),
+    True: ("await permission_router().arun('go', interaction=widget())", "CancelledError"),
+}
 MESSAGES = 80
 
 
@@ -38,9 +42,10 @@ def start(version: str) -> Frontend:
     return fe
 
 
-def one_round(fe: Frontend, rng: random.Random) -> str:
+def one_round(fe: Frontend, rng: random.Random, is_async: bool) -> str:
     """``ok``, ``lost`` (the cell went on waiting) or ``stuck`` (no next cell)."""
-    msg_id = fe.execute(CELL)
+    cell, ename = CELLS[is_async]
+    msg_id = fe.execute(cell)
     fe.drive(lambda: fe.open_question() is not None, 30, "the open question")
     comm = next(reversed(fe.widgets))
     at = rng.randrange(MESSAGES)
@@ -52,8 +57,11 @@ def one_round(fe: Frontend, rng: random.Random) -> str:
     try:
         reply = fe.wait_reply(msg_id, 15)["content"]
     except AssertionError:
+        print(f"  {fe.version}: no reply within 15 s (interrupted after message {at})", flush=True)
         return "lost"
-    if reply.get("ename") != "KeyboardInterrupt":
+    if reply.get("ename") != ename:
+        ended = f"{reply.get('status')} {reply.get('ename')}"
+        print(f"  {fe.version}: the cell ended {ended}", flush=True)
         return "lost"
     try:
         _, out = fe.run("print('NEXT')", timeout=15)
@@ -67,6 +75,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--versions", nargs="+", default=list(KERNEL_VERSIONS))
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--async", dest="is_async", action="store_true", help="an async cell")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     print(f"{'ipykernel':<10} {'rounds':>6} {'ok':>4} {'lost':>5} {'stuck':>6} {'broken':>7}")
@@ -76,7 +85,7 @@ def main() -> None:
         try:
             for _ in range(args.rounds):
                 try:
-                    outcome = one_round(fe, rng)
+                    outcome = one_round(fe, rng, args.is_async)
                 except Exception as exc:
                     print(f"  {version}: {type(exc).__name__}: {str(exc)[:120]}", flush=True)
                     outcome = "broken"
