@@ -579,15 +579,15 @@ class _MainPump:
             self.busy = False
 
     @contextlib.contextmanager
-    def interrupts_held(self) -> Iterator[None]:
+    def interrupts_held(self) -> Iterator[_Interrupts]:
         """Hold SIGINT (see :class:`_Interrupts`) while the pump touches the kernel."""
         if self.interrupts is not None:
-            yield
+            yield self.interrupts
             return
         with _interrupts_held() as interrupts:
             self.interrupts = interrupts
             try:
-                yield
+                yield interrupts
             finally:
                 self.interrupts = None
 
@@ -647,9 +647,7 @@ class _MainPump:
         kernel = self.kernel
         parent = kernel.get_parent("shell")
         ident = kernel._parent_ident["shell"]
-        with self.interrupts_held():
-            interrupts = self.interrupts
-            assert interrupts is not None
+        with self.interrupts_held() as interrupts:
             # The kernel's own hooks would put its SIGINT handler back around the handler.
             hooks = {
                 "pre_handler_hook": interrupts.handler_starts,
