@@ -75,9 +75,9 @@ ROUTE_HOOK: Final = "comm-route-hook"
 SLICE = 0.02
 """Longest sleep between two checks while waiting (seconds)."""
 INSTALL_TIMEOUT = 5.0
+"""Bound on installing the tap from the shell channel thread (seconds)."""
 KICK_INTERVAL_MS = 100
 """How often the shell channel thread re-checks its socket for unread messages (7.0 - 7.3)."""
-"""Bound on installing the tap from the shell channel thread (seconds)."""
 
 _COMM_TYPES = frozenset({"comm_open", "comm_msg", "comm_close"})
 _INFO_TYPES = frozenset({"kernel_info_request", "comm_info_request"})
