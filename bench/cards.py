@@ -22,10 +22,9 @@ import traitlets
 from comm.base_comm import BaseComm
 from jupyter_client.session import json_packer
 
-from mead_notebook import Router, ScriptedModel, ToolCall, tool
+from mead_notebook import NotebookInteraction, Router, ScriptedModel, ToolCall, tool
 from mead_notebook.interaction import Allow, Choice, Picked, Request, Unanswered, Update
 from mead_notebook.policies import AllowAll
-from mead_notebook.widget import NotebookInteraction
 
 
 class CountingComm(BaseComm):

@@ -43,7 +43,7 @@ import ipywidgets
 import traitlets
 from IPython.display import Markdown, display
 from mead_notebook import Allow, Router, ScriptedModel, Unanswered
-from mead_notebook.widget import NotebookInteraction
+from mead_notebook import NotebookInteraction
 
 FRAGMENTS = make_fragments({n})
 RATE = {rate}

@@ -6,27 +6,40 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from .calls import Call
+from .driver import TurnDriver
+from .errors import (
+    MeadError,
+    ModelError,
+    ToolArgumentError,
+    ToolDefinitionError,
+    TurnError,
+    UnsupportedKernelError,
+)
 from .interaction import (
     Allow,
     Choice,
     Deny,
     Interaction,
     Option,
+    Outcome,
     Picked,
+    Policy,
     Request,
+    TurnHooks,
     Unanswered,
     Update,
     valid,
 )
-from .model import Message, Model, ModelError, ScriptedModel, ToolCall, ToolSpec
-from .router import CallRecord, Router, Turn, TurnError, TurnResult
-from .tools import Tool, ToolArgumentError, ToolSource, tool
+from .model import Message, Model, ScriptedModel, ToolCall, ToolSpec
+from .router import Router
+from .tools import Tool, ToolSource, tool
+from .turn import CallRecord, Turn, TurnResult
 
 if TYPE_CHECKING:
     from .magic import load_ipython_extension, use
-    from .mcp_server import MCPServer
+    from .notebook import NotebookInteraction
     from .providers import AnthropicModel, OpenAIModel
-    from .widget import NotebookInteraction
+    from .tools.mcp import MCPServer
 
 __version__ = "0.1.0"
 
@@ -39,25 +52,32 @@ __all__ = [
     "Deny",
     "Interaction",
     "MCPServer",
+    "MeadError",
     "Message",
     "Model",
     "ModelError",
     "NotebookInteraction",
     "OpenAIModel",
     "Option",
+    "Outcome",
     "Picked",
+    "Policy",
     "Request",
     "Router",
     "ScriptedModel",
     "Tool",
     "ToolArgumentError",
     "ToolCall",
+    "ToolDefinitionError",
     "ToolSource",
     "ToolSpec",
     "Turn",
+    "TurnDriver",
     "TurnError",
+    "TurnHooks",
     "TurnResult",
     "Unanswered",
+    "UnsupportedKernelError",
     "Update",
     "load_ipython_extension",
     "tool",
@@ -66,10 +86,10 @@ __all__ = [
 ]
 
 _LAZY = {
-    "NotebookInteraction": ".widget",
+    "NotebookInteraction": ".notebook",
     "OpenAIModel": ".providers",
     "AnthropicModel": ".providers",
-    "MCPServer": ".mcp_server",
+    "MCPServer": ".tools.mcp",
     "use": ".magic",
     "load_ipython_extension": ".magic",
 }

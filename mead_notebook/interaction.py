@@ -1,26 +1,40 @@
-"""The interaction contract: what the router asks around each tool call.
+"""The contract: what a turn tells and asks the interaction around each tool call.
 
 An interaction is any object with the five callbacks of :class:`Interaction`.
-The router calls them in a fixed order, in the thread that runs the turn, one
-at a time:
+Whoever runs a turn (``Router``, or an adapter for another agent framework)
+calls them in a fixed order, in the thread that runs the turn, one at a time:
 
-1. ``tool_updated`` with status ``pending``;
+1. ``tool_updated`` with status ``pending`` (it names the tool, its server,
+   class and arguments);
 2. ``request_permission``;
 3. on :class:`Allow`: ``register_call``, ``tool_updated`` (``in_progress``,
-   cancellable), the tool itself, ``tool_updated`` (``completed``/``failed``);
-4. on :class:`Deny`: a final ``tool_updated`` with ``failed``.
+   cancellable), the tool itself (its progress as more ``in_progress``
+   updates), then ``tool_updated`` with ``completed`` or ``failed``;
+4. on :class:`Deny`: a final ``tool_updated`` with ``failed`` and outcome
+   ``denied`` (or ``expired``/``interrupted``); the tool never runs.
 
-``ask_choice`` puts the ``ask_user`` tool's question to the person and
-``text_delta`` carries each streamed fragment of the model's answer.
+A call to an unknown tool, or with arguments that break the tool's schema, is
+reported ``pending`` then ``failed`` without asking anyone. The built-in
+``ask_user`` tool is reported like any other call, but instead of
+``request_permission`` its question goes to ``ask_choice``. ``text_delta``
+carries each streamed fragment of the model's answer.
+
+Every final update carries ``outcome`` (``None`` for a completed call) and the
+short ``result`` or ``error``: a view needs nothing else to draw the call.
+
+:class:`TurnHooks` is the second, optional protocol: the start and end of a
+turn, interrupts, and the moments a waiting thread can serve a frontend.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, runtime_checkable
 
 if TYPE_CHECKING:
     from .calls import Call
+    from .turn import TurnResult
 
 __all__ = [
     "Allow",
@@ -29,17 +43,44 @@ __all__ = [
     "Deny",
     "Interaction",
     "Option",
+    "Outcome",
     "Picked",
+    "Policy",
     "Request",
     "Status",
     "ToolClass",
+    "TurnHooks",
     "Unanswered",
     "Update",
     "valid",
 ]
 
 ToolClass = Literal["read", "effect"]
+"""``read``: the tool only reads; ``effect``: it may change something."""
 Status = Literal["pending", "in_progress", "completed", "failed"]
+Outcome = Literal[
+    "denied",
+    "cancelled",
+    "expired",
+    "interrupted",
+    "timeout",
+    "error",
+    "unknown",
+    "invalid_arguments",
+    "no_answer",
+]
+"""Why a call ended ``failed``:
+
+- ``denied``: refused (by the person, a policy or the fallback);
+- ``cancelled``: cancelled while running (the card's Cancel, ``call.cancel()``);
+- ``expired``: its question got no answer in time;
+- ``interrupted``: the turn was interrupted or cancelled meanwhile;
+- ``timeout``: the tool ran longer than the router's ``tool_timeout``;
+- ``error``: the tool raised or reported an error;
+- ``unknown``: the model named a tool that does not exist;
+- ``invalid_arguments``: the arguments break the tool's schema;
+- ``no_answer``: an ``ask_user`` question nobody answered.
+"""
 FINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed"})
 
 Request = TypedDict(
@@ -55,15 +96,39 @@ Request = TypedDict(
 """A permission request for one tool call (``class`` is a keyword, hence this form)."""
 
 
-class Update(TypedDict):
-    """The state of one tool call, sent whenever it changes."""
-
+class _UpdateFields(TypedDict):
     tool_call_id: str
     title: str
     status: Status
     current_step: str | None
     progress: float | None
     cancellable: bool
+
+
+_UpdateDetails = TypedDict(
+    "_UpdateDetails",
+    {
+        "tool": str,
+        "server": str,
+        "class": ToolClass,
+        "arguments": dict[str, Any],
+        "outcome": Outcome | None,
+        "result": str | None,
+        "error": str | None,
+    },
+    total=False,
+)
+
+
+class Update(_UpdateFields, _UpdateDetails):
+    """The state of one tool call, sent whenever it changes.
+
+    Always present: ``tool_call_id``, ``title``, ``status``, ``current_step``,
+    ``progress`` (a fraction in [0, 1] or None) and ``cancellable``. The first
+    (``pending``) update also names ``tool``, ``server``, ``class`` and
+    ``arguments``; the final one (``completed``/``failed``) carries ``outcome``,
+    ``result`` and ``error`` (short strings, or None).
+    """
 
 
 class Option(TypedDict):
@@ -88,9 +153,13 @@ class Allow:
 
 @dataclass(frozen=True)
 class Deny:
-    """Permission refused; ``message`` is an optional note passed on to the model."""
+    """Permission refused; ``message`` is an optional note passed on to the model.
 
-    reason: Literal["rejected", "expired"] = "rejected"
+    ``reason`` is ``rejected`` (someone said no), ``expired`` (nobody answered in
+    time) or ``interrupted`` (the turn was interrupted while asking).
+    """
+
+    reason: Literal["rejected", "expired", "interrupted"] = "rejected"
     message: str = ""
 
 
@@ -105,7 +174,7 @@ class Picked:
 class Unanswered:
     """A question that got no answer."""
 
-    reason: Literal["expired", "no_answer"] = "no_answer"
+    reason: Literal["expired", "no_answer", "interrupted"] = "no_answer"
 
 
 Decision = Allow | Deny
@@ -122,7 +191,7 @@ CALLBACKS: tuple[str, ...] = (
 
 @runtime_checkable
 class Interaction(Protocol):
-    """What the router asks around each tool call; ``context`` is the turn's own value."""
+    """What a turn asks around each tool call; ``context`` is the turn's own value."""
 
     def tool_updated(self, context: Any, update: Update) -> None: ...
 
@@ -133,6 +202,47 @@ class Interaction(Protocol):
     def ask_choice(self, context: Any, choice: Choice) -> Picked | Unanswered: ...
 
     def text_delta(self, context: Any, text: str) -> None: ...
+
+
+@runtime_checkable
+class TurnHooks(Protocol):
+    """The life of a turn around the callbacks; an interaction may implement all five.
+
+    - ``turn_started(context, prompt)``: before anything else, in the turn's
+      thread. It may raise to refuse the turn (the error propagates and nothing
+      runs), for instance ``UnsupportedKernelError``.
+    - ``turn_ended(context, result, error)``: exactly once after a successful
+      ``turn_started``, in the turn's thread, whatever ended the turn; ``result``
+      holds everything the turn produced, ``error`` what ended it early (a
+      ``KeyboardInterrupt`` included). It must not raise; errors are logged.
+    - ``interrupt(context)``: from any thread, when the turn is cancelled or the
+      kernel interrupted: close open questions at once. It must not block.
+    - ``idle(context)``: while a thread that runs or awaits the turn only
+      waits (a tool runs, ``Turn.result`` polls): serve the frontend, never block.
+    - ``serve(context, done)``: a coroutine an async cell runs while it awaits
+      the turn; it keeps the frontend served and returns once ``done()`` is true.
+    """
+
+    def turn_started(self, context: Any, prompt: str) -> None: ...
+
+    def turn_ended(self, context: Any, result: TurnResult, error: BaseException | None) -> None: ...
+
+    def interrupt(self, context: Any) -> None: ...
+
+    def idle(self, context: Any) -> None: ...
+
+    def serve(self, context: Any, done: Callable[[], bool]) -> Coroutine[Any, Any, None]: ...
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """A rule that decides some permission requests without asking anyone.
+
+    ``decide`` returns ``Allow()``, ``Deny(...)``, or ``None`` when it has no rule
+    for the request (ask the person; standing alone, a policy denies then).
+    """
+
+    def decide(self, request: Request) -> Allow | Deny | None: ...
 
 
 def implements(obj: object) -> bool:

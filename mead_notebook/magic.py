@@ -167,8 +167,8 @@ def run_cell(options: str, prompt: str) -> Any:
         _complain(NO_ROUTER)
         return None
 
-    from .router import TurnError
-    from .widget import NotebookInteraction
+    from .errors import TurnError
+    from .notebook import NotebookInteraction
 
     interaction = (
         NotebookInteraction() if args.timeout is None else NotebookInteraction(timeout=args.timeout)

@@ -7,6 +7,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypedDict, runtime_checkable
 
+from .errors import ModelError
+
 __all__ = [
     "Message",
     "Model",
@@ -43,14 +45,6 @@ class ToolCall:
 
 
 ReplyItem = str | ToolCall
-
-
-class ModelError(RuntimeError):
-    """A model failed mid-turn; the message names the provider and what happened."""
-
-    def __init__(self, provider: str, message: str) -> None:
-        super().__init__(f"{provider}: {message}")
-        self.provider = provider
 
 
 @runtime_checkable

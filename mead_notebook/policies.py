@@ -1,26 +1,28 @@
-"""Interactions that stand in for a person.
+"""Policies: rules that stand in for a person.
 
-Each policy answers permission requests by rule (``decide``); a notebook
-interaction can also take one as ``policy=`` to settle some requests without
-asking, in which case ``decide`` returning ``None`` means "ask the person".
-Questions put to a policy go unanswered (``no_answer``).
+A policy is any object with ``decide(request) -> Allow | Deny | None`` (the
+:class:`~mead_notebook.interaction.Policy` shape). ``NotebookInteraction`` takes
+one as ``policy=`` (settle what it has a rule for, ask the person the rest) and
+as ``fallback=`` (decide when nobody is there; ``None`` denies). The classes
+here are also complete interactions: standing alone, a request without a rule is
+denied and questions go unanswered (``no_answer``).
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
+from . import interaction
 from .calls import Call
-from .interaction import Allow, Choice, Deny, Interaction, Picked, Request, Unanswered, Update
+from .interaction import Allow, Choice, Deny, Picked, Request, Unanswered, Update
+from .testing import Recorded, Recording
 
 __all__ = ["AllowAll", "AllowList", "AllowReads", "DenyAll", "Policy", "Recorded", "Recording"]
 
 
-class Policy:
-    """Base of the rule-based interactions: override ``decide``."""
+class Policy(interaction.Policy):
+    """Base of the rule-based policies: override ``decide``; also a complete interaction."""
 
     def decide(self, request: Request) -> Allow | Deny | None:
         """The decision for ``request``, or ``None`` when the rule has none."""
@@ -81,67 +83,3 @@ class AllowList(Policy):
 
     def __repr__(self) -> str:
         return f"AllowList(tools={sorted(self.tools)}, servers={sorted(self.servers)})"
-
-
-@dataclass(frozen=True)
-class Recorded:
-    """One callback as ``Recording`` saw it."""
-
-    name: str
-    args: tuple[Any, ...]
-    result: Any
-    thread: str
-    thread_id: int
-
-
-class Recording:
-    """Wraps an interaction and records every callback, its answer and its thread.
-
-    For tests and audit. ``overlapped`` becomes true if two callbacks ever ran at once.
-    """
-
-    def __init__(self, inner: Interaction | None = None) -> None:
-        self.inner: Interaction = inner if inner is not None else AllowAll()
-        self.events: list[Recorded] = []
-        self.overlapped = False
-        self._busy = threading.Lock()
-
-    @property
-    def names(self) -> list[str]:
-        """The callbacks' names, in order."""
-        return [e.name for e in self.events]
-
-    def _record(self, name: str, *args: Any) -> Any:
-        if not self._busy.acquire(blocking=False):
-            self.overlapped = True
-            self._busy.acquire()
-        thread = threading.current_thread()
-        try:
-            result = getattr(self.inner, name)(*args)
-        except BaseException as exc:
-            self.events.append(Recorded(name, args[1:], exc, thread.name, thread.ident or 0))
-            raise
-        finally:
-            self._busy.release()
-        self.events.append(Recorded(name, args[1:], result, thread.name, thread.ident or 0))
-        return result
-
-    def tool_updated(self, context: Any, update: Update) -> None:
-        self._record("tool_updated", context, dict(update))
-
-    def request_permission(self, context: Any, request: Request) -> Allow | Deny:
-        result: Allow | Deny = self._record("request_permission", context, dict(request))
-        return result
-
-    def register_call(self, context: Any, tool_call_id: str, call: Call) -> None:
-        self._record("register_call", context, tool_call_id, call)
-
-    def ask_choice(self, context: Any, choice: Choice) -> Picked | Unanswered:
-        result: Picked | Unanswered = self._record("ask_choice", context, dict(choice))
-        return result
-
-    def text_delta(self, context: Any, text: str) -> None:
-        self._record("text_delta", context, text)
-
-    def __repr__(self) -> str:
-        return f"Recording({self.inner!r}, {len(self.events)} events)"

@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 from servers.recording import RecordingInteraction
 
-from mead_notebook.mcp_server import MCPServer, MCPServerError
+from mead_notebook.errors import MCPServerError
 from mead_notebook.model import ScriptedModel, ToolCall
 from mead_notebook.router import Router
 from mead_notebook.tools import ToolArgumentError
+from mead_notebook.tools.mcp import MCPServer
 
 PROGRESS_SERVER = str(Path(__file__).parent / "servers" / "progress_server.py")
 

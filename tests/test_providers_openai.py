@@ -16,9 +16,9 @@ from servers.provider_server import (
 )
 from servers.recording import RecordingInteraction
 
+from mead_notebook import Router, TurnError
 from mead_notebook.model import Message, ModelError, ToolCall
 from mead_notebook.providers import OpenAIModel
-from mead_notebook.router import Router, TurnError
 from mead_notebook.tools import tool
 
 

@@ -404,7 +404,7 @@ def test_a_raising_request_permission_counts_as_rejected(caplog: pytest.LogCaptu
         def request_permission(self, context: Any, request: Any) -> Allow:
             raise RuntimeError("boom")
 
-    with caplog.at_level(logging.ERROR, logger="mead_notebook.router"):
+    with caplog.at_level(logging.ERROR, logger="mead_notebook.driver"):
         result = Router(
             script([ToolCall("write_file", {"path": "p"})], ["k"]), tools=[write_file]
         ).run("go", interaction=Broken())
@@ -438,7 +438,7 @@ def test_other_raising_callbacks_are_logged_and_the_turn_goes_on(
     broken = Broken()
     setattr(broken, name, boom)
     options = [{"id": "a", "label": "A"}]
-    with caplog.at_level(logging.ERROR, logger="mead_notebook.router"):
+    with caplog.at_level(logging.ERROR, logger="mead_notebook.driver"):
         result = Router(
             script(
                 [

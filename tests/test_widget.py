@@ -12,14 +12,15 @@ import comm
 import pytest
 from comm.base_comm import BaseComm
 
-from mead_notebook import _waiting, widget
+from mead_notebook import _waiting
 from mead_notebook.calls import Call
 from mead_notebook.interaction import Allow, Deny, Picked, Request, Unanswered, Update
 from mead_notebook.model import ScriptedModel, ToolCall
+from mead_notebook.notebook import widget
+from mead_notebook.notebook.widget import FLUSH_INTERVAL, TRUNCATE_AT, NotebookInteraction
 from mead_notebook.policies import AllowAll, AllowReads, DenyAll
 from mead_notebook.router import Router
 from mead_notebook.tools import tool
-from mead_notebook.widget import FLUSH_INTERVAL, TRUNCATE_AT, NotebookInteraction
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -8,7 +8,8 @@ from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
 from typing import Any, ClassVar, TypeVar
 
-from ..model import Message, ModelError, ReplyItem, ToolSpec
+from ..errors import ModelError
+from ..model import Message, ReplyItem, ToolSpec
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 """HTTP statuses worth a retry besides every 5xx (the SDKs use the same rule)."""

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, ClassVar, cast
 
-from ..model import Message, ModelError, ReplyItem, ToolCall, ToolSpec
+from ..errors import ModelError
+from ..model import Message, ReplyItem, ToolCall, ToolSpec
 from ._common import (
     SdkModel,
     StreamDropped,

@@ -24,9 +24,9 @@ from typing import Any, Final, Literal, TypedDict
 import anywidget
 import traitlets
 
-from . import _waiting
-from .calls import Call
-from .interaction import (
+from .. import _waiting
+from ..calls import Call
+from ..interaction import (
     FINAL_STATUSES,
     Allow,
     Choice,
@@ -42,7 +42,7 @@ log.addHandler(logging.NullHandler())
 
 __all__ = ["NotebookInteraction"]
 
-_STATIC = Path(__file__).parent / "static"
+_STATIC = Path(__file__).parent.parent / "static"
 _FALLBACK_ESM: Final = """\
 export default {
   render({ model, el }) {

@@ -20,9 +20,10 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from pathlib import Path
 from typing import IO, Any
 
-from .calls import Call
-from .interaction import ToolClass
-from .tools import Tool, ToolArgumentError
+from ..calls import Call
+from ..errors import MCPServerError, MCPToolError, ToolArgumentError
+from ..interaction import ToolClass
+from .base import Tool
 
 try:
     import httpx2
@@ -51,14 +52,6 @@ Connector = Callable[[AsyncExitStack], Awaitable[AbstractAsyncContextManager[Any
 
 
 _TIMEOUTS = (TimeoutError, asyncio.TimeoutError, concurrent.futures.TimeoutError)
-
-
-class MCPServerError(RuntimeError):
-    """An MCP server could not start, or its connection broke."""
-
-
-class MCPToolError(RuntimeError):
-    """An MCP tool call failed: the server reported an error, crashed, or timed out."""
 
 
 class MCPServer:

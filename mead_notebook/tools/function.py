@@ -1,54 +1,21 @@
-"""Tools: Python functions made callable by a model, and the hub that holds them."""
+"""``@tool``: a Python function as a tool, its schema from its type hints."""
 
 from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 from collections.abc import Callable, Iterable
-from typing import Any, Protocol, get_args, get_type_hints, overload, runtime_checkable
+from typing import Any, get_args, get_type_hints, overload
 
 import pydantic
 
-from .calls import Call
-from .interaction import ToolClass
-from .model import ToolSpec
+from ..calls import Call
+from ..errors import ToolArgumentError, ToolDefinitionError
+from ..interaction import ToolClass
+from ..model import ToolSpec
+from .base import Tool, ToolSource
 
-__all__ = ["FunctionTool", "Tool", "ToolArgumentError", "ToolSource", "tool"]
-
-
-class ToolArgumentError(ValueError):
-    """The model's arguments do not match the tool's schema."""
-
-
-@runtime_checkable
-class Tool(Protocol):
-    """A tool the router can offer and run.
-
-    ``invoke`` runs in a thread of its own and blocks until the tool is done; it
-    returns the result (a string, or anything JSON can encode) or raises.
-    """
-
-    name: str
-    description: str
-    server: str
-    tool_class: ToolClass
-    parameters: dict[str, Any]
-
-    def validate(self, arguments: dict[str, Any]) -> dict[str, Any]: ...
-
-    def invoke(self, arguments: dict[str, Any], call: Call) -> Any: ...
-
-
-@runtime_checkable
-class ToolSource(Protocol):
-    """A group of tools behind a server (MCP): opened before the first turn."""
-
-    name: str
-
-    def open(self) -> list[Tool]: ...
-
-    def close(self) -> None: ...
+__all__ = ["FunctionTool", "as_tool", "split_tools", "tool"]
 
 
 class FunctionTool:
@@ -116,10 +83,31 @@ def _mentions_call(annotation: Any) -> bool:
     return annotation is Call or Call in get_args(annotation)
 
 
+def _type_hints(fn: Callable[..., Any], name: str) -> dict[str, Any]:
+    """``fn``'s resolved annotations; ``Call`` resolves even where it was imported locally."""
+    local = {"Call": Call}
+    try:
+        return get_type_hints(fn, localns=local)
+    except NameError as exc:
+        for param, annotation in getattr(fn, "__annotations__", {}).items():
+            if not isinstance(annotation, str):
+                continue
+            try:
+                eval(annotation, getattr(fn, "__globals__", {}), local)
+            except NameError:
+                raise ToolDefinitionError(
+                    f"tool {name!r}: the annotation of {param!r} ({annotation!r}) cannot be "
+                    f"resolved ({exc}); import or define what it names at module level"
+                ) from None
+        raise ToolDefinitionError(
+            f"tool {name!r}: its annotations cannot be resolved: {exc}"
+        ) from None
+
+
 def _signature_model(
     fn: Callable[..., Any], name: str
 ) -> tuple[str | None, type[pydantic.BaseModel]]:
-    hints = get_type_hints(fn)
+    hints = _type_hints(fn, name)
     call_param: str | None = None
     fields: dict[str, Any] = {}
     for param in inspect.signature(fn).parameters.values():
@@ -176,20 +164,6 @@ def as_tool(item: object) -> Tool:
     if callable(item):
         return FunctionTool(item)
     raise TypeError(f"a tool must be a Tool, a ToolSource or a function, not {item!r}")
-
-
-def result_text(value: Any) -> str:
-    """The text a model receives for a tool's return value."""
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return repr(value)
-
-
-def spec_of(t: Tool) -> ToolSpec:
-    return ToolSpec(name=t.name, description=t.description, parameters=t.parameters)
 
 
 def split_tools(items: Iterable[object]) -> tuple[list[Tool], list[ToolSource]]:

@@ -1,0 +1,94 @@
+"""The built-in ``ask_user`` tool: a multiple-choice question put to the person.
+
+It is reported like any other call (``pending``, then ``completed`` with the
+picked option or ``failed`` with outcome ``no_answer``, ``expired`` or
+``interrupted``), but instead of ``request_permission`` its question goes to
+``ask_choice``: asking is what it does.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .driver import TurnDriver
+from .interaction import Choice, Option, Picked, Unanswered
+from .model import ToolSpec
+
+__all__ = ["ASK_USER", "ASK_USER_SPEC", "ask", "parse_choice"]
+
+ASK_USER = "ask_user"
+SERVER = "local"
+ASK_USER_SPEC = ToolSpec(
+    name=ASK_USER,
+    description=(
+        "Ask the user a multiple-choice question and wait for the answer. "
+        "Use it when you need the user to decide between a few options."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "prompt": {"type": "string", "description": "The question, in one or two sentences."},
+            "options": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "properties": {"id": {"type": "string"}, "label": {"type": "string"}},
+                    "required": ["id", "label"],
+                },
+            },
+        },
+        "required": ["prompt", "options"],
+    },
+)
+
+
+def ask(driver: TurnDriver, tool_call_id: str, arguments: object) -> tuple[str, bool]:
+    """Run one ``ask_user`` call through ``driver``; return (what the model receives, is_error)."""
+    given = arguments if isinstance(arguments, dict) else {}
+    record = driver.begin(tool_call_id, ASK_USER, SERVER, "read", given)
+    try:
+        choice = parse_choice(tool_call_id, arguments)
+    except ValueError as exc:
+        message = f"Invalid ask_user arguments: {exc}"
+        driver.fail(record, "invalid_arguments", message)
+        return message, True
+    answer = driver.choice(choice)
+    labels = {o["id"]: o["label"] for o in choice["options"]}
+    if isinstance(answer, Picked) and answer.option_id in labels:
+        result = json.dumps(
+            {"option_id": answer.option_id, "label": labels[answer.option_id]},
+            ensure_ascii=False,
+        )
+        driver.complete(record, result)
+        return result, False
+    reason = answer.reason if isinstance(answer, Unanswered) else "no_answer"
+    message = f"The user gave no answer ({reason})."
+    driver.fail(record, reason, message)
+    return message, True
+
+
+def parse_choice(tool_call_id: str, arguments: object) -> Choice:
+    """The question in ``ask_user``'s arguments; ``ValueError`` says what is wrong."""
+    if not isinstance(arguments, dict):
+        raise ValueError("arguments must be an object with prompt and options")
+    prompt: Any = arguments.get("prompt")
+    options: Any = arguments.get("options")
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise ValueError("prompt must be a non-empty string")
+    if not isinstance(options, list) or not options:
+        raise ValueError("options must be a non-empty list of {id, label}")
+    parsed: list[Option] = []
+    seen: set[str] = set()
+    for option in options:
+        if not isinstance(option, dict):
+            raise ValueError("each option must be an object with id and label")
+        oid, label = option.get("id"), option.get("label")
+        if not isinstance(oid, str) or not oid or not isinstance(label, str) or not label:
+            raise ValueError("each option needs a non-empty string id and label")
+        if oid in seen:
+            raise ValueError(f"duplicate option id {oid!r}")
+        seen.add(oid)
+        parsed.append(Option(id=oid, label=label))
+    return Choice(tool_call_id=tool_call_id, prompt=prompt, options=parsed)

@@ -1,0 +1,294 @@
+"""Drive an interaction through the contract, for one turn.
+
+``TurnDriver`` is the one place that calls an interaction: ``Router`` uses it,
+and so can anything else that runs an agent's turn (the framework adapters).
+It keeps the order of the contract, sends one callback at a time (from
+whichever thread), fails closed, and keeps each call's :class:`CallRecord` and
+the updates a view receives in agreement: both are written from the same values.
+
+A call's life, as the methods are called::
+
+    record = driver.begin(id, tool, server, tool_class, arguments)   # pending
+    decision = driver.permission(record)      # Deny: the call has ended failed
+    driver.running(record, call)              # register_call, in_progress
+    driver.progress(record, 0.5, "halfway")
+    driver.complete(record, "result text")    # or driver.fail(record, "error", "...")
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from .calls import Call
+from .interaction import (
+    FINAL_STATUSES,
+    Allow,
+    Choice,
+    Deny,
+    Interaction,
+    Outcome,
+    Picked,
+    Request,
+    Status,
+    ToolClass,
+    TurnHooks,
+    Unanswered,
+    Update,
+)
+from .interaction import resolve as resolve_interaction
+from .turn import CallRecord, TurnResult
+
+log = logging.getLogger(__name__)
+log.addHandler(logging.NullHandler())
+
+__all__ = ["SHORT", "TurnDriver", "short"]
+
+SHORT = 500
+"""Longest ``result``/``error`` string an update carries, in characters."""
+
+_DENIED: dict[str, Outcome] = {
+    "rejected": "denied",
+    "expired": "expired",
+    "interrupted": "interrupted",
+}
+
+
+def short(value: object) -> str | None:
+    """``value`` as a string of at most :data:`SHORT` characters (None stays None)."""
+    if value is None:
+        return None
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= SHORT else text[: SHORT - 1] + "…"
+
+
+class TurnDriver:
+    """Calls one interaction for one turn, in the contract's order, one callback at a time.
+
+    ``interaction`` is an ``Interaction``, an ``(interaction, context)`` pair or
+    ``None`` (every call allowed, nothing shown). The turn's text and calls
+    accumulate in :attr:`result`.
+    """
+
+    def __init__(self, interaction: object = None) -> None:
+        pair = resolve_interaction(interaction)
+        self.interaction: Interaction | None = pair[0] if pair else None
+        self.context: Any = pair[1] if pair else None
+        self.hooks: TurnHooks | None = (
+            self.interaction if isinstance(self.interaction, TurnHooks) else None
+        )
+        self.result = TurnResult()
+        self._parts: list[str] = []
+        self._lock = threading.RLock()
+        self._started = False
+
+    # -- the turn ---------------------------------------------------------------------
+
+    def start(self, prompt: str) -> None:
+        """``turn_started``; an error from it propagates and refuses the turn."""
+        if self.hooks is not None:
+            with self._lock:
+                self.hooks.turn_started(self.context, prompt)
+        self._started = True
+
+    def end(self, error: BaseException | None = None) -> TurnResult:
+        """End every call still open as interrupted, then ``turn_ended`` (once)."""
+        result = self.result
+        result.text = "".join(self._parts)
+        for record in result.calls:
+            if record.status not in FINAL_STATUSES:
+                self.fail(record, "interrupted", "the turn was interrupted", step="interrupted")
+        if error is not None and not isinstance(error, Exception):
+            result.stop_reason = "interrupted"
+        if self.hooks is not None and self._started:
+            self._started = False
+            try:
+                with self._lock:
+                    self.hooks.turn_ended(self.context, result, error)
+            except Exception:
+                log.exception("interaction.turn_ended raised")
+        return result
+
+    def interrupt(self) -> None:
+        """``interrupt``, from any thread, without waiting for a callback to finish."""
+        if self.hooks is not None:
+            try:
+                self.hooks.interrupt(self.context)
+            except Exception:
+                log.exception("interaction.interrupt raised")
+
+    def idle(self) -> None:
+        """``idle``: let the interaction serve its frontend while a thread waits."""
+        if self.hooks is not None:
+            try:
+                self.hooks.idle(self.context)
+            except Exception:
+                log.exception("interaction.idle raised")
+
+    def serve(self, done: Callable[[], bool]) -> asyncio.Task[None] | None:
+        """Start ``serve`` as a task of the running loop, for an async cell awaiting the turn."""
+        if self.hooks is None:
+            return None
+        return asyncio.ensure_future(self.hooks.serve(self.context, done))
+
+    # -- text -------------------------------------------------------------------------
+
+    def text(self, fragment: str, *, stream: bool = True) -> None:
+        """Record one fragment of the answer and, if ``stream``, send it as ``text_delta``."""
+        self._parts.append(fragment)
+        if stream and self.interaction is not None:
+            with self._lock:
+                try:
+                    self.interaction.text_delta(self.context, fragment)
+                except Exception:
+                    log.exception("interaction.text_delta raised; the turn goes on")
+
+    @property
+    def text_so_far(self) -> str:
+        """Everything recorded by :meth:`text` so far."""
+        return "".join(self._parts)
+
+    # -- one call -----------------------------------------------------------------------
+
+    def begin(
+        self,
+        tool_call_id: str,
+        tool: str,
+        server: str,
+        tool_class: ToolClass,
+        arguments: dict[str, Any],
+    ) -> CallRecord:
+        """Record a new call and send its ``pending`` update."""
+        record = CallRecord(tool_call_id, tool, server, dict(arguments), tool_class=tool_class)
+        self.result.calls.append(record)
+        self._update(
+            record,
+            "pending",
+            details={
+                "tool": tool,
+                "server": server,
+                "class": tool_class,
+                "arguments": dict(arguments),
+            },
+        )
+        return record
+
+    def permission(self, record: CallRecord) -> Allow | Deny:
+        """Ask ``request_permission``; anything but ``Allow``/``Deny`` denies.
+
+        On ``Deny`` the call has ended: its record and final update say why.
+        """
+        decision = self._ask(record)
+        if isinstance(decision, Deny):
+            note = f": {decision.message}" if decision.message else ""
+            self.fail(
+                record,
+                _DENIED.get(decision.reason, "denied"),
+                f"Permission to run {record.tool} was denied ({decision.reason}){note}. "
+                "The tool did not run.",
+                step=f"denied ({decision.reason}){note}",
+            )
+        return decision
+
+    def running(self, record: CallRecord, call: Call) -> None:
+        """``register_call`` then ``in_progress`` (cancellable)."""
+        self._callback("register_call", record.tool_call_id, call)
+        self._update(record, "in_progress", cancellable=True)
+
+    def progress(self, record: CallRecord, fraction: float | None, step: str | None) -> None:
+        """Another ``in_progress`` update, from the tool's progress report."""
+        self._update(record, "in_progress", step=step, progress=fraction, cancellable=True)
+
+    def complete(self, record: CallRecord, result: str) -> None:
+        """The call ended well: ``completed`` with its result."""
+        record.result = result
+        record.outcome = None
+        self._update(record, "completed", details={"outcome": None, "result": short(result)})
+
+    def fail(
+        self, record: CallRecord, outcome: Outcome, error: str, *, step: str | None = None
+    ) -> None:
+        """The call ended ``failed`` with ``outcome``; ``error`` is what the model is told."""
+        record.outcome = outcome
+        record.error = error
+        self._update(
+            record,
+            "failed",
+            step=step or outcome,
+            details={"outcome": outcome, "error": short(error), "result": None},
+        )
+
+    def choice(self, choice: Choice) -> Picked | Unanswered:
+        """``ask_choice``; an error or an answer of the wrong type counts as unanswered."""
+        if self.interaction is None:
+            return Unanswered("no_answer")
+        with self._lock:
+            try:
+                answer = self.interaction.ask_choice(self.context, choice)
+            except Exception:
+                log.exception("ask_choice raised; the question counts as unanswered")
+                return Unanswered("no_answer")
+        if isinstance(answer, (Picked, Unanswered)):
+            return answer
+        log.error("ask_choice returned %r, not Picked or Unanswered; unanswered", answer)
+        return Unanswered("no_answer")
+
+    # -- helpers --------------------------------------------------------------------------
+
+    def _ask(self, record: CallRecord) -> Allow | Deny:
+        if self.interaction is None:
+            return Allow()
+        request = Request(
+            {
+                "tool_call_id": record.tool_call_id,
+                "tool": record.tool,
+                "server": record.server,
+                "class": record.tool_class,
+                "arguments": dict(record.arguments),
+            }
+        )
+        with self._lock:
+            try:
+                decision = self.interaction.request_permission(self.context, request)
+            except Exception:
+                log.exception("request_permission raised; the call is denied")
+                return Deny("rejected", "the interaction failed")
+        if isinstance(decision, (Allow, Deny)):
+            return decision
+        log.error("request_permission returned %r, not Allow or Deny; denied", decision)
+        return Deny("rejected", "the interaction gave no valid decision")
+
+    def _update(
+        self,
+        record: CallRecord,
+        status: Status,
+        *,
+        step: str | None = None,
+        progress: float | None = None,
+        cancellable: bool = False,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        record.status = status
+        update: dict[str, Any] = {
+            "tool_call_id": record.tool_call_id,
+            "title": record.tool,
+            "status": status,
+            "current_step": step,
+            "progress": progress,
+            "cancellable": cancellable,
+        }
+        if details:
+            update.update(details)
+        self._callback("tool_updated", Update(**update))  # type: ignore[typeddict-item]
+
+    def _callback(self, name: str, *args: Any) -> None:
+        if self.interaction is None:
+            return
+        with self._lock:
+            try:
+                getattr(self.interaction, name)(self.context, *args)
+            except Exception:
+                log.exception("interaction.%s raised; the turn goes on", name)

@@ -1,0 +1,82 @@
+"""Test doubles for interactions, for your tests and for audit: ``Recording``."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from .calls import Call
+from .interaction import Allow, Choice, Deny, Interaction, Picked, Request, Unanswered, Update
+
+__all__ = ["Recorded", "Recording"]
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One callback as ``Recording`` saw it."""
+
+    name: str
+    args: tuple[Any, ...]
+    result: Any
+    thread: str
+    thread_id: int
+
+
+class Recording:
+    """Wraps an interaction and records every callback, its answer and its thread.
+
+    For tests and audit. ``overlapped`` becomes true if two callbacks ever ran at once.
+    """
+
+    def __init__(self, inner: Interaction | None = None) -> None:
+        self.inner: Interaction = inner if inner is not None else _allow_all()
+        self.events: list[Recorded] = []
+        self.overlapped = False
+        self._busy = threading.Lock()
+
+    @property
+    def names(self) -> list[str]:
+        """The callbacks' names, in order."""
+        return [e.name for e in self.events]
+
+    def _record(self, name: str, *args: Any) -> Any:
+        if not self._busy.acquire(blocking=False):
+            self.overlapped = True
+            self._busy.acquire()
+        thread = threading.current_thread()
+        try:
+            result = getattr(self.inner, name)(*args)
+        except BaseException as exc:
+            self.events.append(Recorded(name, args[1:], exc, thread.name, thread.ident or 0))
+            raise
+        finally:
+            self._busy.release()
+        self.events.append(Recorded(name, args[1:], result, thread.name, thread.ident or 0))
+        return result
+
+    def tool_updated(self, context: Any, update: Update) -> None:
+        self._record("tool_updated", context, dict(update))
+
+    def request_permission(self, context: Any, request: Request) -> Allow | Deny:
+        result: Allow | Deny = self._record("request_permission", context, dict(request))
+        return result
+
+    def register_call(self, context: Any, tool_call_id: str, call: Call) -> None:
+        self._record("register_call", context, tool_call_id, call)
+
+    def ask_choice(self, context: Any, choice: Choice) -> Picked | Unanswered:
+        result: Picked | Unanswered = self._record("ask_choice", context, dict(choice))
+        return result
+
+    def text_delta(self, context: Any, text: str) -> None:
+        self._record("text_delta", context, text)
+
+    def __repr__(self) -> str:
+        return f"Recording({self.inner!r}, {len(self.events)} events)"
+
+
+def _allow_all() -> Interaction:
+    from .policies import AllowAll
+
+    return AllowAll()

@@ -1,0 +1,167 @@
+"""What a turn produces (``TurnResult``, one ``CallRecord`` per call) and ``Turn``, its handle."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+import time
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from .interaction import Outcome, Status, ToolClass
+from .model import Message
+
+if TYPE_CHECKING:
+    from .driver import TurnDriver
+
+__all__ = ["POLL_INTERVAL", "CallRecord", "Turn", "TurnResult"]
+
+POLL_INTERVAL = 0.05
+"""How often a thread waiting on a turn or a tool looks up to serve the interaction."""
+
+R = TypeVar("R")
+
+
+@dataclass
+class CallRecord:
+    """What happened to one tool call; the final update said the same."""
+
+    tool_call_id: str
+    tool: str
+    server: str
+    arguments: dict[str, Any]
+    status: Status = "pending"
+    result: str | None = None
+    """The text the model received, once the call completed."""
+    error: str | None = None
+    """What the model was told, once the call failed."""
+    outcome: Outcome | None = None
+    """Why the call failed (see :data:`~mead_notebook.interaction.Outcome`); None otherwise."""
+    tool_class: ToolClass = "effect"
+
+
+@dataclass
+class TurnResult:
+    """The outcome of a turn."""
+
+    text: str = ""
+    calls: list[CallRecord] = field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)
+    stop_reason: str = "end_turn"
+    """``end_turn``, ``max_rounds`` or ``interrupted``."""
+    rounds: int = 0
+
+    def __repr__(self) -> str:
+        outcomes = ", ".join(f"{c.tool}: {c.outcome or c.status}" for c in self.calls)
+        return (
+            f"TurnResult(stop_reason={self.stop_reason!r}, rounds={self.rounds}, "
+            f"text={len(self.text)} chars, calls=[{outcomes}])"
+        )
+
+
+class Turn(Generic[R]):
+    """A turn running in a background thread: ``result()``, ``await turn`` or ``cancel()``.
+
+    ``work`` runs the turn and returns its result; ``cancel`` asks it to stop;
+    ``driver`` is the turn's :class:`~mead_notebook.driver.TurnDriver`, whose
+    interaction is served while a thread waits for the turn.
+    """
+
+    def __init__(
+        self, work: Callable[[], R], *, driver: TurnDriver, cancel: Callable[[], None]
+    ) -> None:
+        self._driver = driver
+        self._cancel = cancel
+        self._result: R | None = None
+        self._error: BaseException | None = None
+        self._done = threading.Event()
+        self._callbacks: list[Callable[[], None]] = []
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(
+            target=contextvars.copy_context().run,
+            args=(self._main, work),
+            name="mead-turn",
+            daemon=True,
+        )
+        self._thread.start()
+
+    def _main(self, work: Callable[[], R]) -> None:
+        try:
+            self._result = work()
+        except BaseException as exc:
+            self._error = exc
+        finally:
+            with self._lock:
+                self._done.set()
+                callbacks = list(self._callbacks)
+            for cb in callbacks:
+                cb()
+
+    def done(self) -> bool:
+        """Whether the turn has ended."""
+        return self._done.is_set()
+
+    def cancel(self) -> None:
+        """End the turn: open questions close, running calls are cancelled."""
+        self._cancel()
+
+    def result(self, timeout: float | None = None) -> R:
+        """Wait for the turn (up to ``timeout`` seconds) and return its result.
+
+        Raises ``TimeoutError`` when it is still running, and what the turn raised
+        (``TurnError``) when it failed. An interrupt cancels the turn and propagates.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        try:
+            while not self._done.wait(POLL_INTERVAL):
+                self._driver.idle()
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise TimeoutError(f"the turn is still running after {timeout} s")
+        except KeyboardInterrupt:
+            self.cancel()
+            self._done.wait(5.0)
+            raise
+        return self._outcome()
+
+    def _outcome(self) -> R:
+        if self._error is not None:
+            raise self._error
+        if self._result is None:
+            raise RuntimeError("the turn ended without a result")
+        return self._result
+
+    def _on_done(self, callback: Callable[[], None]) -> None:
+        with self._lock:
+            if not self._done.is_set():
+                self._callbacks.append(callback)
+                return
+        callback()
+
+    def __await__(self) -> Generator[Any, None, R]:
+        return self._wait_async().__await__()
+
+    async def _wait_async(self) -> R:
+        loop = asyncio.get_running_loop()
+        finished = loop.create_future()
+
+        def wake() -> None:
+            if not finished.done():
+                finished.set_result(None)
+
+        def wake_soon() -> None:
+            loop.call_soon_threadsafe(wake)
+
+        self._on_done(wake_soon)
+        serve = self._driver.serve(self.done)
+        try:
+            await finished
+        except BaseException:
+            self.cancel()
+            await loop.run_in_executor(None, self._done.wait, 5.0)
+            raise
+        finally:
+            if serve is not None:
+                serve.cancel()
+        return self._outcome()
