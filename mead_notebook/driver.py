@@ -206,7 +206,9 @@ class TurnDriver:
         """The call ended well: ``completed`` with its result."""
         record.result = result
         record.outcome = None
-        self._update(record, "completed", details={"outcome": None, "result": short(result)})
+        self._update(
+            record, "completed", details={"outcome": None, "result": short(result), "error": None}
+        )
 
     def fail(
         self, record: CallRecord, outcome: Outcome, error: str, *, step: str | None = None

@@ -40,6 +40,7 @@ __all__ = [
     "Allow",
     "Choice",
     "Decision",
+    "DefaultTurnHooks",
     "Deny",
     "Interaction",
     "Option",
@@ -232,6 +233,25 @@ class TurnHooks(Protocol):
     def idle(self, context: Any) -> None: ...
 
     def serve(self, context: Any, done: Callable[[], bool]) -> Coroutine[Any, Any, None]: ...
+
+
+class DefaultTurnHooks:
+    """:class:`TurnHooks` that do nothing: subclass it and override the hooks you need."""
+
+    def turn_started(self, context: Any, prompt: str) -> None:
+        return None
+
+    def turn_ended(self, context: Any, result: TurnResult, error: BaseException | None) -> None:
+        return None
+
+    def interrupt(self, context: Any) -> None:
+        return None
+
+    def idle(self, context: Any) -> None:
+        return None
+
+    async def serve(self, context: Any, done: Callable[[], bool]) -> None:
+        return None
 
 
 @runtime_checkable

@@ -168,7 +168,7 @@ def run_cell(options: str, prompt: str) -> Any:
         return None
 
     from .errors import TurnError
-    from .notebook import NotebookInteraction
+    from .notebook.widget import NotebookInteraction
 
     interaction = (
         NotebookInteraction() if args.timeout is None else NotebookInteraction(timeout=args.timeout)

@@ -10,7 +10,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 import mead_notebook
 from mead_notebook import Router, ScriptedModel, ToolCall, magic, tool
-from mead_notebook import widget as widget_module
+from mead_notebook.notebook import widget as widget_module
 from mead_notebook.model import Message
 
 REPO = Path(__file__).resolve().parents[1]
@@ -156,10 +156,11 @@ def test_timeout_option_bounds_each_question(
     assert made[0].timeout == pytest.approx(0.3)
     result = magic.last_result()
     assert result is not None
-    assert result.calls[0].outcome == "denied"
+    assert result.calls[0].outcome == "expired"
     assert "expired" in (result.calls[0].error or "")
     card = made[0].calls[result.calls[0].tool_call_id]
     assert card["question"]["answer"]["by"] == "timeout"
+    assert card["outcome"] == result.calls[0].outcome
 
 
 @pytest.mark.parametrize(

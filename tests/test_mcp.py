@@ -99,7 +99,7 @@ def test_arguments_are_checked_against_the_tool_schema() -> None:
         interaction = RecordingInteraction()
         result = Router(model, tools=[server]).run("time?", interaction=interaction)
     (record,) = result.calls
-    assert (record.status, record.outcome) == ("failed", "invalid")
+    assert (record.status, record.outcome) == ("failed", "invalid_arguments")
     assert interaction.requests == []
 
 

@@ -126,7 +126,7 @@ def test_a_two_round_turn_through_the_router_sends_the_tool_results(
     assert interaction.text == ["Let me ", "add.", "The sum ", "is 5."]
     good, bad = result.calls
     assert (good.tool_call_id, good.status, good.result) == ("toolu_1", "completed", "5")
-    assert (bad.tool_call_id, bad.status, bad.outcome) == ("toolu_2", "failed", "invalid")
+    assert (bad.tool_call_id, bad.status, bad.outcome) == ("toolu_2", "failed", "invalid_arguments")
 
     first, second = server.requests
     assert [t["name"] for t in first.body["tools"]] == ["add", "ask_user"]

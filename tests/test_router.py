@@ -23,6 +23,8 @@ from mead_notebook import (
     Unanswered,
     tool,
 )
+from mead_notebook.driver import SHORT
+from mead_notebook.interaction import DefaultTurnHooks
 from mead_notebook.policies import AllowAll, AllowReads, DenyAll, Recording
 
 log: list[tuple[str, str]] = []
@@ -152,9 +154,16 @@ def test_the_tool_runs_between_in_progress_and_the_final_update() -> None:
 
 
 @pytest.mark.parametrize(
-    ("decision", "reason"), [(Deny("rejected"), "rejected"), (Deny("expired"), "expired")]
+    ("decision", "reason", "outcome"),
+    [
+        (Deny("rejected"), "rejected", "denied"),
+        (Deny("expired"), "expired", "expired"),
+        (Deny("interrupted"), "interrupted", "interrupted"),
+    ],
 )
-def test_a_denied_call_never_runs_and_the_model_hears_why(decision: Deny, reason: str) -> None:
+def test_a_denied_call_never_runs_and_the_model_hears_why(
+    decision: Deny, reason: str, outcome: str
+) -> None:
     class Refuse(AllowAll):
         def request_permission(self, context: Any, request: Any) -> Deny:
             return decision
@@ -172,14 +181,14 @@ def test_a_denied_call_never_runs_and_the_model_hears_why(decision: Deny, reason
     assert log == []
     assert rec.names == ["tool_updated", "request_permission", "tool_updated", "text_delta"]
     final = updates(rec)[-1]
-    assert final["status"] == "failed"
-    assert final["current_step"] == f"denied ({reason})"
+    assert (final["status"], final.get("outcome")) == ("failed", outcome)
     tool_result = seen[1][-1]
     assert tool_result["role"] == "tool"
     assert tool_result["is_error"] is True
     assert reason in tool_result["content"]
     assert "denied" in tool_result["content"]
-    assert result.calls[0].outcome == "denied"
+    assert final.get("error") == tool_result["content"] == result.calls[0].error
+    assert result.calls[0].outcome == outcome
 
 
 def test_a_deny_message_reaches_the_model() -> None:
@@ -194,25 +203,35 @@ def test_a_deny_message_reaches_the_model() -> None:
 
 
 @pytest.mark.parametrize(
-    ("call", "expected"),
+    ("call", "expected", "outcome"),
     [
-        (ToolCall("wirte_file", {"path": "a"}), "no tool named 'wirte_file'"),
-        (ToolCall("write_file", {}), "path"),
-        (ToolCall("write_file", {"path": 3}), "path"),
-        (ToolCall("write_file", {"path": "a", "mode": "w"}), "mode"),
-        (ToolCall("write_file", ["a"]), "arguments must be an object"),  # type: ignore[arg-type]
+        (ToolCall("wirte_file", {"path": "a"}), "no tool named 'wirte_file'", "unknown"),
+        (ToolCall("write_file", {}), "path", "invalid_arguments"),
+        (ToolCall("write_file", {"path": 3}), "path", "invalid_arguments"),
+        (ToolCall("write_file", {"path": "a", "mode": "w"}), "mode", "invalid_arguments"),
+        (
+            ToolCall("write_file", ["a"]),  # type: ignore[arg-type]
+            "arguments must be an object",
+            "invalid_arguments",
+        ),
     ],
 )
-def test_a_wrong_tool_or_bad_arguments_fail_without_asking(call: ToolCall, expected: str) -> None:
+def test_a_wrong_tool_or_bad_arguments_fail_without_asking(
+    call: ToolCall, expected: str, outcome: str
+) -> None:
     rec = Recording(AllowAll())
     result = Router(script([call], ["sorry"]), tools=[write_file]).run("go", interaction=rec)
-    assert rec.names == ["tool_updated", "text_delta"]
-    assert updates(rec)[0]["status"] == "failed"
+    assert rec.names == ["tool_updated", "tool_updated", "text_delta"]
+    pending, final = updates(rec)
+    assert pending["status"] == "pending"
+    assert pending.get("tool") == call.name
+    assert (final["status"], final.get("outcome")) == ("failed", outcome)
     assert log == []
     tool_result = result.messages[2]
     assert tool_result["is_error"] is True
     assert expected in tool_result["content"]
-    assert result.calls[0].status == "failed"
+    assert final.get("error") == tool_result["content"]
+    assert (result.calls[0].status, result.calls[0].outcome) == ("failed", outcome)
 
 
 def test_ask_user_calls_ask_choice_and_nothing_else() -> None:
@@ -225,8 +244,16 @@ def test_ask_user_calls_ask_choice_and_nothing_else() -> None:
     result = Router(
         script([ToolCall("ask_user", {"prompt": "Which?", "options": options})], ["fine"])
     ).run("go", interaction=rec)
-    assert rec.names == ["ask_choice", "text_delta"]
-    assert rec.events[0].args[0] == {
+    assert rec.names == ["tool_updated", "ask_choice", "tool_updated", "text_delta"]
+    pending, final = updates(rec)
+    assert (pending["status"], pending.get("tool"), pending.get("class")) == (
+        "pending",
+        "ask_user",
+        "read",
+    )
+    assert (final["status"], final.get("outcome")) == ("completed", None)
+    assert "Bananas" in (final.get("result") or "")
+    assert rec.events[1].args[0] == {
         "tool_call_id": "call_1",
         "prompt": "Which?",
         "options": options,
@@ -257,6 +284,7 @@ def test_an_unanswered_question_is_an_error_naming_why(answer: object, reason: s
     )
     assert result.messages[2]["is_error"] is True
     assert reason in result.messages[2]["content"]
+    assert (result.calls[0].status, result.calls[0].outcome) == ("failed", reason)
 
 
 @pytest.mark.parametrize(
@@ -281,6 +309,7 @@ def test_malformed_ask_user_is_an_error_and_nobody_is_asked(
     assert "ask_choice" not in rec.names
     assert result.messages[2]["is_error"] is True
     assert expected in result.messages[2]["content"]
+    assert result.calls[0].outcome == "invalid_arguments"
 
 
 def test_a_streaming_model_sends_every_fragment_in_order() -> None:
@@ -325,9 +354,10 @@ def test_a_tool_that_raises_fails_with_its_error_and_the_turn_goes_on() -> None:
         "go", interaction=rec
     )
     final = updates(rec)[-1]
-    assert final["status"] == "failed"
-    assert "disk on fire" in (final["current_step"] or "")
+    assert (final["status"], final.get("outcome")) == ("failed", "error")
+    assert "OSError: disk on fire" in (final.get("error") or "")
     assert "OSError: disk on fire" in result.messages[2]["content"]
+    assert result.calls[0].outcome == "error"
     assert result.messages[2]["is_error"] is True
     assert result.text == "recovered"
 
@@ -524,8 +554,7 @@ def test_keyboard_interrupt_cancels_running_calls_and_propagates() -> None:
     assert handles[0].cancelled
     assert stopped.wait(5)
     final = updates(rec)[-1]
-    assert final["status"] == "failed"
-    assert "interrupted" in (final["current_step"] or "")
+    assert (final["status"], final.get("outcome")) == ("failed", "interrupted")
 
 
 def test_keyboard_interrupt_while_asking_closes_the_call() -> None:
@@ -586,7 +615,7 @@ def test_start_returns_at_once_and_the_turn_can_be_awaited_or_waited_for() -> No
 
 
 def test_cancelling_a_turn_wakes_the_open_question_and_ends_it_interrupted() -> None:
-    class Waiting(AllowAll):
+    class Waiting(AllowAll, DefaultTurnHooks):
         def __init__(self) -> None:
             self.asked = threading.Event()
             self.wake = threading.Event()
@@ -669,21 +698,41 @@ def test_policies_decide_by_class_and_stand_in_for_a_person() -> None:
 
 
 def test_the_call_carries_its_result_or_error_by_the_final_update() -> None:
-    seen: dict[str, tuple[str | None, str | None]] = {}
+    seen: dict[str, tuple[Any, ...]] = {}
 
     class Watch(AllowAll):
-        def register_call(self, context: Any, tool_call_id: str, call: Call) -> None:
-            self.calls = getattr(self, "calls", {})
-            self.calls[tool_call_id] = call
-
         def tool_updated(self, context: Any, update: Any) -> None:
             if update["status"] in ("completed", "failed"):
-                call = self.calls[update["tool_call_id"]]
-                seen[update["tool_call_id"]] = (call.result, call.error)
+                seen[update["tool_call_id"]] = (
+                    update["outcome"],
+                    update["result"],
+                    update["error"],
+                )
 
-    Router(
+    result = Router(
         script([ToolCall("write_file", {"path": "a", "text": "xy"}), ToolCall("explode")], ["k"]),
         tools=[write_file, explode],
     ).run("go", interaction=Watch())
-    assert seen["call_1"] == ("wrote 2 characters to a", None)
-    assert seen["call_2"] == (None, "explode failed: OSError: disk on fire")
+    assert seen["call_1"] == (None, "wrote 2 characters to a", None)
+    assert seen["call_2"] == ("error", None, "explode failed: OSError: disk on fire")
+    assert [(c.outcome, c.result, c.error) for c in result.calls] == list(seen.values())
+
+
+def test_a_long_result_reaches_the_update_short_and_the_record_whole() -> None:
+    @tool
+    def long() -> str:
+        return "x" * 5000
+
+    finals: list[Any] = []
+
+    class Watch(AllowAll):
+        def tool_updated(self, context: Any, update: Any) -> None:
+            if update["status"] == "completed":
+                finals.append(update)
+
+    result = Router(script([ToolCall("long")], ["k"]), tools=[long]).run(
+        "go", interaction=Watch()
+    )
+    assert len(finals[0]["result"]) == SHORT
+    assert finals[0]["result"].endswith("…")
+    assert result.calls[0].result == "x" * 5000

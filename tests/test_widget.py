@@ -6,21 +6,24 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, get_args
 
+import anywidget
 import comm
 import pytest
 from comm.base_comm import BaseComm
 
 from mead_notebook import _waiting
 from mead_notebook.calls import Call
-from mead_notebook.interaction import Allow, Deny, Picked, Request, Unanswered, Update
+from mead_notebook.interaction import Allow, Deny, Outcome, Picked, Request, Unanswered, Update
 from mead_notebook.model import ScriptedModel, ToolCall
 from mead_notebook.notebook import widget
-from mead_notebook.notebook.widget import FLUSH_INTERVAL, TRUNCATE_AT, NotebookInteraction
+from mead_notebook.driver import SHORT as TRUNCATE_AT
+from mead_notebook.notebook.widget import FLUSH_INTERVAL, NotebookInteraction
 from mead_notebook.policies import AllowAll, AllowReads, DenyAll
 from mead_notebook.router import Router
 from mead_notebook.tools import tool
+from mead_notebook.turn import TurnResult
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -102,15 +105,29 @@ def update(
     step: str | None = None,
     progress: float | None = None,
     cancellable: bool = False,
+    **details: Any,
 ) -> Update:
-    return {
+    return {  # type: ignore[typeddict-item]
         "tool_call_id": tool_call_id,
         "title": "write_file",
-        "status": status,  # type: ignore[typeddict-item]
+        "status": status,
         "current_step": step,
         "progress": progress,
         "cancellable": cancellable,
+        **details,
     }
+
+
+def final(
+    tool_call_id: str,
+    outcome: str | None = None,
+    *,
+    result: str | None = None,
+    error: str | None = None,
+) -> Update:
+    """The last update of a call, as the driver sends it."""
+    status = "completed" if outcome is None else "failed"
+    return update(tool_call_id, status, outcome=outcome, result=result, error=error)
 
 
 def request(tool_call_id: str, cls: str = "effect", name: str = "write_file") -> Request:
@@ -168,8 +185,9 @@ def asking(
 
 def test_synced_traits_are_the_protocol_ones(make: Any) -> None:
     w, c = make()
-    synced = set(w.keys)
-    assert {"prompt", "status", "stop_reason", "error", "text", "calls", "order"} <= synced
+    base = set(anywidget.AnyWidget.class_traits(sync=True)) | {"_esm", "_css", "_anywidget_id"}
+    synced = set(w.keys) - base
+    assert synced == {"prompt", "status", "stop_reason", "error", "text", "calls", "order"}
     opened = [d for t, d in c.sent if t == "comm_open"]
     assert opened[0]["state"]["status"] == "idle"
     assert opened[0]["state"]["calls"] == {}
@@ -182,9 +200,9 @@ def test_repr_is_stable_and_summarises(make: Any) -> None:
         w.turn_started(None, "go")
         w.text_delta(None, "hello")
         ask(w, "call_1")
-        w.tool_updated(None, update("call_1", "completed"))
-        w.tool_updated(None, update("call_2", "failed", step="denied (rejected)"))
-        w.turn_ended(None, None, None)
+        w.tool_updated(None, final("call_1", result="ok"))
+        w.tool_updated(None, final("call_2", "denied", error="no"))
+        w.turn_ended(None, TurnResult(), None)
         data, _meta = w._repr_mimebundle_()
         assert data["text/plain"] == repr(w)
         assert w.model_id not in data["text/plain"]
@@ -202,12 +220,14 @@ def test_repr_is_stable_and_summarises(make: Any) -> None:
 def test_card_lifecycle_follows_each_status(make: Any) -> None:
     w, c = make(policy=AllowAll())
     w.turn_started(None, "write it")
-    w.tool_updated(None, update("call_1", "pending"))
-    assert last_card(c, "call_1")["status"] == "pending"
-    assert w.request_permission(None, request("call_1")) == Allow()
+    details = {"tool": "write_file", "server": "local", "class": "effect"}
+    w.tool_updated(None, update("call_1", "pending", arguments={"path": "a.txt"}, **details))
     card = last_card(c, "call_1")
+    assert card["status"] == "pending"
     assert (card["tool"], card["server"], card["class"]) == ("write_file", "local", "effect")
     assert card["arguments"] == {"path": "a.txt"}
+    assert w.request_permission(None, request("call_1")) == Allow()
+    card = last_card(c, "call_1")
     assert card["question"]["answer"]["by"] == "policy"
     assert card["question"]["answer"]["decision"] == "allow"
     w.register_call(None, "call_1", Call("call_1", "write_file"))
@@ -216,9 +236,10 @@ def test_card_lifecycle_follows_each_status(make: Any) -> None:
     w.tool_updated(None, update("call_1", "in_progress", "writing", 0.5, cancellable=True))
     card = last_card(c, "call_1")
     assert (card["current_step"], card["progress"]) == ("writing", 0.5)
-    w.tool_updated(None, update("call_1", "completed"))
+    w.tool_updated(None, final("call_1", result="wrote it"))
     card = last_card(c, "call_1")
     assert (card["status"], card["outcome"], card["cancellable"]) == ("completed", None, False)
+    assert (card["result"], card["error"]) == ("wrote it", None)
     assert w.order == ["call_1"]
     assert w.calls["call_1"] == card
 
@@ -235,24 +256,27 @@ def test_bytes_per_card_update_do_not_grow_with_the_number_of_calls(make: Any) -
     assert max(sizes[-10:]) <= max(sizes[:10]) + 10
 
 
-@pytest.mark.parametrize(
-    ("step", "outcome"),
-    [
-        ("denied (rejected)", "denied"),
-        ("denied (rejected): not now", "denied"),
-        ("cancelled", "cancelled"),
-        ("cancelled (interrupted)", "interrupted"),
-        ("timed out after 300 s", None),
-        ("ValueError: bad", None),
-    ],
-)
-def test_outcome_comes_from_the_final_step(make: Any, step: str, outcome: str | None) -> None:
+@pytest.mark.parametrize("outcome", list(get_args(Outcome)))
+def test_the_card_takes_outcome_and_error_from_the_final_update(make: Any, outcome: str) -> None:
     w, c = make()
     w.turn_started(None, "x")
-    w.tool_updated(None, update("call_1", "failed", step=step))
+    w.tool_updated(None, update("call_1", "in_progress", "working", cancellable=True))
+    w.tool_updated(None, final("call_1", outcome, error=f"why: {outcome}"))
     card = last_card(c, "call_1")
-    assert card["outcome"] == outcome
-    assert card["error"] == step
+    assert (card["status"], card["outcome"], card["error"]) == ("failed", outcome, f"why: {outcome}")
+    assert (card["result"], card["cancellable"]) == (None, False)
+
+
+def test_a_step_that_reads_like_an_outcome_is_only_a_step(make: Any) -> None:
+    w, c = make()
+    w.turn_started(None, "x")
+    w.tool_updated(None, update("call_1", "failed", step="denied (rejected)"))
+    card = last_card(c, "call_1")
+    assert (card["outcome"], card["error"], card["current_step"]) == (
+        None,
+        None,
+        "denied (rejected)",
+    )
 
 
 def test_outcome_of_an_unanswered_permission_is_expired(make: Any) -> None:
@@ -260,7 +284,7 @@ def test_outcome_of_an_unanswered_permission_is_expired(make: Any) -> None:
     w.turn_started(None, "x")
     feed(w, {"type": "rendered"})
     assert ask(w) == Deny("expired")
-    w.tool_updated(None, update("call_1", "failed", step="denied (expired)"))
+    w.tool_updated(None, final("call_1", "expired", error="no answer in time"))
     card = last_card(c, "call_1")
     assert card["outcome"] == "expired"
     assert card["question"]["answer"]["by"] == "timeout"
@@ -269,11 +293,12 @@ def test_outcome_of_an_unanswered_permission_is_expired(make: Any) -> None:
 def test_long_results_and_errors_are_truncated(make: Any) -> None:
     w, c = make()
     w.turn_started(None, "x")
-    long_step = "E" * (TRUNCATE_AT * 3)
-    w.tool_updated(None, update("call_1", "failed", step=long_step))
-    error = last_card(c, "call_1")["error"]
-    assert len(error) == TRUNCATE_AT
-    assert error.endswith("…")
+    long = "E" * (TRUNCATE_AT * 3)
+    w.tool_updated(None, final("call_1", "error", error=long))
+    w.tool_updated(None, final("call_2", result=long))
+    for text in (last_card(c, "call_1")["error"], last_card(c, "call_2")["result"]):
+        assert len(text) == TRUNCATE_AT
+        assert text.endswith("…")
 
 
 # -- answers ---------------------------------------------------------------------------
@@ -365,6 +390,8 @@ def test_choice_answers_must_name_a_listed_option(make: Any) -> None:
         "prompt": "Which?",
         "options": [{"id": "a", "label": "Apples"}, {"id": "b", "label": "Pears"}],
     }
+    details = {"tool": "ask_user", "server": "local", "class": "read", "arguments": choice}
+    w.tool_updated(None, update("call_9", "pending", **details))
     t = in_thread(lambda: got.append(w.ask_choice(None, choice)))
     qid = open_question(c, "call_9")
     card = last_card(c, "call_9")
@@ -381,9 +408,8 @@ def test_choice_answers_must_name_a_listed_option(make: Any) -> None:
     w.deliver({"type": "answer", "question_id": qid, "option_id": "b"})
     t.join(10)
     assert got == [Picked("b")]
-    card = last_card(c, "call_9")
-    assert (card["status"], card["result"]) == ("completed", "Pears")
-    assert card["question"]["answer"]["option_id"] == "b"
+    answer = last_card(c, "call_9")["question"]["answer"]
+    assert (answer["decision"], answer["option_id"], answer["by"]) == ("picked", "b", "person")
 
 
 def test_a_late_answer_after_expiry_changes_nothing(make: Any) -> None:
@@ -420,8 +446,8 @@ def test_timeout_expires_permission_and_choice(make: Any) -> None:
     assert before + 150 <= deadline <= time.time() * 1000 + 250
     choice = {"tool_call_id": "call_2", "prompt": "?", "options": [{"id": "a", "label": "A"}]}
     assert w.ask_choice(None, choice) == Unanswered("expired")
-    card = last_card(c, "call_2")
-    assert (card["status"], card["outcome"]) == ("failed", "expired")
+    answer = last_card(c, "call_2")["question"]["answer"]
+    assert (answer["decision"], answer["by"]) == ("expired", "timeout")
 
 
 def test_no_view_means_the_fallback_decides(make: Any) -> None:
@@ -440,10 +466,10 @@ def test_fallback_policy_decides_for_a_headless_run(make: Any) -> None:
     w, c = make(fallback=AllowReads(), grace=0.1)
     w.turn_started(None, "x")
     assert ask(w, "call_1", cls="read") == Allow()
-    assert ask(w, "call_2", cls="effect") == Deny("rejected")
+    assert ask(w, "call_2", cls="effect") == Deny("expired")
     assert last_card(c, "call_1")["question"]["answer"]["decision"] == "allow"
     assert last_card(c, "call_2")["question"]["answer"] == {
-        "decision": "deny",
+        "decision": "expired",
         "option_id": None,
         "by": "fallback",
         "note": "",
@@ -482,7 +508,7 @@ def test_a_rendered_view_during_grace_keeps_the_question_open(make: Any) -> None
 
 def test_failing_fallback_fails_closed(make: Any) -> None:
     class Broken:
-        def request_permission(self, context: Any, request: Request) -> Allow | Deny:
+        def decide(self, request: Request) -> Allow | Deny | None:
             raise RuntimeError("boom")
 
     w, _c = make(fallback=Broken(), grace=0.0)
@@ -517,17 +543,22 @@ def test_policy_decides_without_asking(make: Any) -> None:
     assert last_card(c, "call_2")["question"]["answer"]["by"] == "person"
 
 
-def test_policy_without_decide_uses_request_permission(make: Any) -> None:
-    class Plain:
-        def request_permission(self, context: Any, request: Request) -> Allow | Deny:
-            assert context is None
+def test_a_policy_is_anything_with_decide(make: Any) -> None:
+    class HouseRule:
+        def decide(self, request: Request) -> Deny:
             return Deny("rejected", "house rule")
 
-    w, c = make(policy=Plain())
+    class Interactionish:
+        def request_permission(self, context: Any, request: Request) -> Allow | Deny:
+            return Allow()
+
+    w, c = make(policy=HouseRule())
     w.turn_started(None, "x")
     assert ask(w) == Deny("rejected", "house rule")
     answer = last_card(c, "call_1")["question"]["answer"]
     assert (answer["decision"], answer["by"], answer["note"]) == ("deny", "policy", "house rule")
+    with pytest.raises(TypeError, match="decide"):
+        NotebookInteraction(policy=Interactionish())  # type: ignore[arg-type]
 
 
 def test_policy_with_a_bad_answer_fails_closed(make: Any) -> None:
@@ -560,7 +591,7 @@ def test_cancel_message_cancels_the_running_call(make: Any) -> None:
     w.deliver({"type": "cancel", "tool_call_id": "call_1"})
     assert call.cancelled
     assert not other.cancelled
-    w.tool_updated(None, update("call_1", "failed", step="cancelled"))
+    w.tool_updated(None, final("call_1", "cancelled", error="The call was cancelled."))
     assert last_card(c, "call_1")["outcome"] == "cancelled"
 
 
@@ -580,8 +611,8 @@ def test_interrupt_closes_open_questions(make: Any) -> None:
     answer = last_card(c, "call_1")["question"]["answer"]
     assert (answer["decision"], answer["by"]) == ("interrupted", "kernel")
     choice = {"tool_call_id": "call_2", "prompt": "?", "options": [{"id": "a", "label": "A"}]}
-    assert w.ask_choice(None, choice) == Unanswered("no_answer")
-    assert last_card(c, "call_2")["outcome"] == "interrupted"
+    assert w.ask_choice(None, choice) == Unanswered("interrupted")
+    assert last_card(c, "call_2")["question"]["answer"]["decision"] == "interrupted"
 
 
 def test_keyboard_interrupt_in_the_wait_closes_the_question(make: Any) -> None:
@@ -597,7 +628,7 @@ def test_keyboard_interrupt_in_the_wait_closes_the_question(make: Any) -> None:
         with pytest.raises(KeyboardInterrupt):
             ask(w)
     assert last_card(c, "call_1")["question"]["answer"]["decision"] == "interrupted"
-    w.turn_ended(None, None, KeyboardInterrupt())
+    w.turn_ended(None, TurnResult(), KeyboardInterrupt())
     assert (w.status, w.stop_reason) == ("interrupted", "interrupted")
 
 
@@ -613,7 +644,7 @@ def test_turn_end_states(make: Any) -> None:
     w, c = make()
     w.turn_started(None, "x")
     w.tool_updated(None, update("call_1", "in_progress"))
-    w.turn_ended(None, None, RuntimeError("model broke"))
+    w.turn_ended(None, TurnResult(), RuntimeError("model broke"))
     assert (w.status, w.error) == ("error", "RuntimeError: model broke")
     card = c.updates()[-1]["calls"]["call_1"]
     assert (card["status"], card["outcome"]) == ("failed", "interrupted")
@@ -650,7 +681,7 @@ def test_text_is_coalesced_with_utf16_offsets(make: Any) -> None:
         if i % 100 == 99:
             time.sleep(FLUSH_INTERVAL / 2)
     elapsed = time.monotonic() - started
-    w.turn_ended(None, None, None)
+    w.turn_ended(None, TurnResult(), None)
     messages = c.custom("text")
     assert 5 <= len(messages) <= elapsed / FLUSH_INTERVAL + 1
     streamed = "".join(m["delta"] for m in messages)
@@ -672,14 +703,14 @@ def test_text_is_not_resynced_on_each_change(make: Any) -> None:
         w.text_delta(None, f"{i} ")
         time.sleep(0.002)
     ask(w, "call_1")
-    w.tool_updated(None, update("call_1", "completed"))
+    w.tool_updated(None, final("call_1", result="ok"))
     assert c.updates()[n:] == []
-    w.turn_ended(None, None, None)
-    final = c.updates()[n:]
-    assert len(final) == 1
-    assert final[0]["text"] == w.text
-    assert final[0]["order"] == ["call_1"]
-    assert final[0]["calls"]["call_1"]["status"] == "completed"
+    w.turn_ended(None, TurnResult(), None)
+    synced = c.updates()[n:]
+    assert len(synced) == 1
+    assert synced[0]["text"] == w.text
+    assert synced[0]["order"] == ["call_1"]
+    assert synced[0]["calls"]["call_1"]["status"] == "completed"
 
 
 def test_a_pause_in_the_stream_still_sends_the_text(make: Any) -> None:
@@ -732,7 +763,7 @@ def test_the_text_thread_lives_for_the_turn_only(make: Any) -> None:
     for _ in range(3):
         w.turn_started(None, "x")
         w.text_delta(None, "a")
-        w.turn_ended(None, None, None)
+        w.turn_ended(None, TurnResult(), None)
         assert w.text == "a"
     deadline = time.monotonic() + 5
     while set(text_threads()) - before:
@@ -902,7 +933,7 @@ def test_a_kernel_that_cannot_wait_fails_closed(make: Any, monkeypatch: pytest.M
         raise _waiting.UnsupportedKernelError("this kernel cannot deliver answers")
 
     monkeypatch.setattr(_waiting, "wait_for", unsupported)
-    assert ask(w) == Deny("rejected")
+    assert ask(w) == Deny("rejected", "this kernel cannot deliver answers")
     answer = last_card(c, "call_1")["question"]["answer"]
     assert (answer["decision"], answer["by"]) == ("deny", "kernel")
     assert answer["note"] == "this kernel cannot deliver answers"

@@ -1,0 +1,92 @@
+"""Cards: one dict per tool call, built only from the contract's updates and questions.
+
+Pure functions: each returns a new card, so a card already synced is never
+changed in place.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..driver import short
+from ..interaction import FINAL_STATUSES, Update
+from .protocol import Card, Question, clean_text, clean_value
+
+__all__ = ["end_open", "new_card", "updated", "with_question"]
+
+
+def new_card(tool_call_id: str, title: str = "") -> Card:
+    """A card for a call nothing is known of yet."""
+    return Card(
+        {
+            "tool_call_id": tool_call_id,
+            "title": title,
+            "tool": title,
+            "server": "",
+            "class": None,
+            "arguments": {},
+            "status": "pending",
+            "outcome": None,
+            "current_step": None,
+            "progress": None,
+            "cancellable": False,
+            "result": None,
+            "error": None,
+            "question": None,
+        }
+    )
+
+
+def updated(card: Card, update: Update) -> Card:
+    """``card`` as ``update`` says it is now."""
+    new = Card(**card)
+    status = update.get("status") or card["status"]
+    title = clean_text(str(update.get("title") or card["title"]))
+    new["title"] = title
+    new["status"] = status
+    new["current_step"] = _text_or_none(update.get("current_step"))
+    new["progress"] = _fraction(update.get("progress"))
+    new["cancellable"] = bool(update.get("cancellable")) and status == "in_progress"
+    if "tool" in update:
+        new["tool"] = clean_text(str(update["tool"]))
+    elif not new["tool"]:
+        new["tool"] = title
+    if "server" in update:
+        new["server"] = clean_text(str(update["server"]))
+    if "class" in update:
+        new["class"] = update["class"]
+    if "arguments" in update and isinstance(update["arguments"], dict):
+        new["arguments"] = clean_value(update["arguments"])
+    if status in FINAL_STATUSES:
+        new["outcome"] = update.get("outcome") if status == "failed" else None
+        new["result"] = _text_or_none(update.get("result"))
+        new["error"] = _text_or_none(update.get("error"))
+    return new
+
+
+def with_question(card: Card, question: Question) -> Card:
+    """``card`` with its question (open or answered)."""
+    new = Card(**card)
+    new["question"] = question
+    return new
+
+
+def end_open(card: Card) -> Card | None:
+    """``card`` ended as interrupted if it is still open, else None (for a turn that ended)."""
+    if card["status"] in FINAL_STATUSES:
+        return None
+    new = Card(**card)
+    new["status"] = "failed"
+    new["outcome"] = "interrupted"
+    new["cancellable"] = False
+    return new
+
+
+def _text_or_none(value: Any) -> str | None:
+    return None if value is None else clean_text(short(str(value)) or "")
+
+
+def _fraction(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return min(1.0, max(0.0, float(value))) if value == value else None

@@ -1,0 +1,129 @@
+"""The text coalescer: streamed fragments leave at most once per ``FLUSH_INTERVAL``.
+
+``append`` is a bare list append (the turn calls it once per fragment); a thread
+of its own sends what has gathered, each message the new part only, tagged with
+its UTF-16 offset (what JavaScript strings count).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Final
+
+log = logging.getLogger(__name__)
+log.addHandler(logging.NullHandler())
+
+__all__ = ["FLUSH_INTERVAL", "TextStream", "utf16_len"]
+
+FLUSH_INTERVAL: Final = 0.03
+"""Seconds between two text messages, at most one message per interval."""
+IDLE_EXIT: Final = 2.0
+"""Seconds without text after which the thread ends once ``still_wanted()`` says so."""
+
+Emit = Callable[[int, str, bool], None]
+"""``emit(start, delta, send)``: store ``delta`` at UTF-16 offset ``start``; send it if asked."""
+
+
+def utf16_len(text: str) -> int:
+    """The length of ``text`` as JavaScript counts it."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+class TextStream:
+    """Buffers streamed fragments and hands them to ``emit`` under ``lock``."""
+
+    def __init__(self, lock: threading.RLock, emit: Emit, still_wanted: Callable[[], bool]) -> None:
+        self._lock = lock
+        self._emit = emit
+        self._still_wanted = still_wanted
+        self.pending: list[str] = []
+        self.offset = 0
+        self.next_flush = 0.0
+        self._stop: threading.Event | None = None
+
+    def reset(self) -> None:
+        """Forget everything for a new turn; lock held."""
+        self.pending.clear()
+        self.offset = 0
+        self.next_flush = time.monotonic() + FLUSH_INTERVAL
+
+    def append(self, fragment: str) -> None:
+        """Buffer one fragment (lock-free: list.append is atomic, only :meth:`flush` removes)."""
+        self.pending.append(fragment)
+
+    def buffered_chars(self) -> int:
+        """Characters buffered and not yet flushed."""
+        return sum(len(p) for p in list(self.pending))
+
+    def due(self) -> bool:
+        """Whether a message may leave now."""
+        return time.monotonic() >= self.next_flush
+
+    def flush(self, *, send: bool = True) -> None:
+        """Move the buffered text to ``emit`` (and send it unless ``send`` is false)."""
+        with self._lock:
+            count = len(self.pending)
+            if not count:
+                return
+            parts = self.pending[:count]
+            del self.pending[:count]
+            delta = "".join(p if isinstance(p, str) else str(p) for p in parts)
+            if delta:
+                self.put(delta, send=send)
+
+    def put(self, delta: str, *, send: bool) -> None:
+        """Hand ``delta`` to ``emit`` at the current offset; lock held."""
+        start = self.offset
+        self.offset += utf16_len(delta)
+        self._emit(start, delta, send)
+        # From when the message has left, so that two never fall in one interval.
+        self.next_flush = time.monotonic() + FLUSH_INTERVAL
+
+    def start(self) -> None:
+        """Start the text thread unless one is running; each has its own stop event."""
+        with self._lock:
+            if self._stop is not None:
+                return
+            stop = self._stop = threading.Event()
+        threading.Thread(
+            target=contextvars.copy_context().run,
+            args=(self._loop, stop),
+            name="mead-widget-text",
+            daemon=True,
+        ).start()
+
+    def stop(self) -> None:
+        """Tell the text thread to end, without waiting for it to wake up."""
+        with self._lock:
+            if self._stop is not None:
+                self._stop.set()
+                self._stop = None
+
+    def _loop(self, stop: threading.Event) -> None:
+        idle_since = time.monotonic()
+        try:
+            while not stop.is_set():
+                now = time.monotonic()
+                if not self.pending:
+                    if now - idle_since > IDLE_EXIT and not self._still_wanted():
+                        return
+                    stop.wait(FLUSH_INTERVAL)
+                    continue
+                idle_since = now
+                if now < self.next_flush:
+                    stop.wait(self.next_flush - now)
+                    continue
+                self.flush()
+        except Exception:
+            log.exception("sending streamed text failed")
+        finally:
+            with self._lock:
+                ended = self._stop is stop
+                if ended:
+                    self._stop = None
+            if ended and self.pending:
+                self.start()
