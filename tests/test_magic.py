@@ -10,8 +10,8 @@ from IPython.core.interactiveshell import InteractiveShell
 
 import mead_notebook
 from mead_notebook import Router, ScriptedModel, ToolCall, magic, tool
-from mead_notebook.notebook import widget as widget_module
 from mead_notebook.model import Message
+from mead_notebook.notebook import widget as widget_module
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -730,9 +730,7 @@ def test_a_long_result_reaches_the_update_short_and_the_record_whole() -> None:
             if update["status"] == "completed":
                 finals.append(update)
 
-    result = Router(script([ToolCall("long")], ["k"]), tools=[long]).run(
-        "go", interaction=Watch()
-    )
+    result = Router(script([ToolCall("long")], ["k"]), tools=[long]).run("go", interaction=Watch())
     assert len(finals[0]["result"]) == SHORT
     assert finals[0]["result"].endswith("…")
     assert result.calls[0].result == "x" * 5000
