@@ -8,7 +8,7 @@ import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 log = logging.getLogger(__name__)
 
@@ -17,9 +17,13 @@ __all__ = ["Call", "CallEvent"]
 
 @dataclass(frozen=True)
 class CallEvent:
-    """Something a running call tells the turn's thread: ``progress``, ``cancel`` or ``done``."""
+    """Something that happens to a running call.
 
-    kind: str
+    ``progress`` and ``done`` come from the tool, ``cancel`` from ``Call.cancel``,
+    ``timeout`` from the runner when the tool outlives ``Router(tool_timeout=)``.
+    """
+
+    kind: Literal["progress", "cancel", "done", "timeout"]
     progress: float | None = None
     step: str | None = None
     value: Any = None

@@ -1,11 +1,19 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
 
-from mead_notebook import Call, Router, ScriptedModel, ToolArgumentError, ToolCall, tool
+from mead_notebook import (
+    Call,
+    Router,
+    ScriptedModel,
+    ToolArgumentError,
+    ToolCall,
+    ToolDefinitionError,
+    tool,
+)
 from mead_notebook.policies import AllowAll, AllowList, AllowReads, DenyAll, Recording
 
 
@@ -146,3 +154,56 @@ def test_recording_keeps_answers_errors_and_threads() -> None:
     assert rec.names == ["text_delta"]
     assert isinstance(rec.events[0].result, RuntimeError)
     assert rec.events[0].thread == "MainThread"
+
+
+def _define(source: str, name: str) -> Any:
+    """Run ``source`` as a module of its own (no names of this test file in it)."""
+    namespace: dict[str, Any] = {}
+    exec(compile("from __future__ import annotations\n" + source, "<tools>", "exec"), namespace)
+    return namespace[name]
+
+
+def test_a_tool_defined_in_a_function_with_a_locally_imported_call_works() -> None:
+    make = _define(
+        """
+def make():
+    from mead_notebook import Call, tool
+
+    @tool
+    def slow(n: int, call: Call) -> int:
+        \"\"\"Count.\"\"\"
+        return n
+
+    return slow
+""",
+        "make",
+    )
+    made = make()
+    assert list(made.parameters["properties"]) == ["n"]
+
+
+def test_an_annotation_that_cannot_be_resolved_says_which_and_how_to_fix() -> None:
+    make = _define(
+        """
+def make():
+    from mead_notebook import tool
+
+    class Local:
+        pass
+
+    @tool
+    def use(item: Local) -> str:
+        \"\"\"Use it.\"\"\"
+        return ""
+
+    return use
+""",
+        "make",
+    )
+    with pytest.raises(ToolDefinitionError) as caught:
+        make()
+    message = str(caught.value)
+    assert "'use'" in message
+    assert "'item'" in message
+    assert "'Local'" in message
+    assert "module level" in message

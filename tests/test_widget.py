@@ -5,13 +5,12 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, get_args
 
 import anywidget
-import comm
 import pytest
-from comm.base_comm import BaseComm
+from fakes import RecordingComm
 
 from mead_notebook import _waiting
 from mead_notebook.calls import Call
@@ -26,72 +25,6 @@ from mead_notebook.tools import tool
 from mead_notebook.turn import TurnResult
 
 pytestmark = pytest.mark.timeout(60)
-
-
-class RecordingComm(BaseComm):
-    """A comm that keeps every message the kernel side publishes."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        self.sent: list[tuple[str, dict[str, Any]]] = []
-        super().__init__(**kwargs)
-
-    def publish_msg(
-        self,
-        msg_type: str,
-        data: dict[str, Any] | None = None,
-        metadata: dict[str, Any] | None = None,
-        buffers: list[bytes] | None = None,
-        **keys: Any,
-    ) -> None:
-        self.sent.append((msg_type, data or {}))
-
-    def custom(self, kind: str | None = None) -> list[dict[str, Any]]:
-        """The custom messages sent so far, optionally only those of one ``type``."""
-        out = [
-            d["content"]
-            for t, d in list(self.sent)
-            if t == "comm_msg" and d.get("method") == "custom"
-        ]
-        return [m for m in out if kind is None or m.get("type") == kind]
-
-    def updates(self) -> list[dict[str, Any]]:
-        """The state updates sent so far."""
-        return [
-            d["state"]
-            for t, d in list(self.sent)
-            if t == "comm_msg" and d.get("method") == "update"
-        ]
-
-
-@pytest.fixture
-def comms(monkeypatch: pytest.MonkeyPatch) -> list[RecordingComm]:
-    created: list[RecordingComm] = []
-
-    def create(*args: Any, **kwargs: Any) -> RecordingComm:
-        c = RecordingComm(**kwargs)
-        created.append(c)
-        return c
-
-    monkeypatch.setattr(comm, "create_comm", create)
-    return created
-
-
-@pytest.fixture
-def make(
-    comms: list[RecordingComm],
-) -> Iterator[Callable[..., tuple[NotebookInteraction, RecordingComm]]]:
-    widgets: list[NotebookInteraction] = []
-
-    def build(**kwargs: Any) -> tuple[NotebookInteraction, RecordingComm]:
-        kwargs.setdefault("grace", 0.2)
-        w = NotebookInteraction(**kwargs)
-        widgets.append(w)
-        return w, comms[-1]
-
-    yield build
-    for w in widgets:
-        w.interrupt(None)
-        w.close()
 
 
 def feed(w: NotebookInteraction, content: Any) -> None:

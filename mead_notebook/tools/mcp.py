@@ -276,8 +276,10 @@ class MCPServer:
                 self._client = client
                 if not ready.done():
                     ready.set_result(listed)
-                assert self._stop is not None
-                await self._stop.wait()
+                stop = self._stop
+                if stop is None:
+                    raise MCPServerError(f"{self.name}: the server was started without a stop event")
+                await stop.wait()
         except asyncio.CancelledError:
             if not ready.done():
                 ready.cancel()
