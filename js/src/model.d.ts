@@ -1,23 +1,41 @@
-// The synced traits of `NotebookInteraction`, mirrored from
-// `mead_notebook/widget.py`; the contract is `docs/widget-protocol.md`.
-// Keep the three in step.
+// The synced traits and messages of `NotebookInteraction`, mirrored from
+// `mead_notebook/notebook/protocol.py` (cards, questions, messages) and
+// `mead_notebook/interaction.py` (statuses, outcomes); described in
+// `docs/widget-protocol.md`. tests/test_protocol_types.py fails when they disagree.
 
 export type TurnStatus = "idle" | "running" | "done" | "error" | "interrupted";
 export type CallStatus = "pending" | "in_progress" | "completed" | "failed";
-export type Outcome = "denied" | "cancelled" | "expired" | "interrupted" | null;
+export type ToolClass = "read" | "effect";
+export type Outcome =
+  | "denied"
+  | "cancelled"
+  | "expired"
+  | "interrupted"
+  | "timeout"
+  | "error"
+  | "unknown"
+  | "invalid_arguments"
+  | "no_answer";
+export type Decision = "allow" | "deny" | "picked" | "expired" | "interrupted" | "no_answer";
+export type DecidedBy = "person" | "policy" | "timeout" | "fallback" | "kernel";
 
 export interface Answer {
-  decision: "allow" | "deny" | "expired" | "interrupted" | "no_answer";
+  decision: Decision;
   option_id: string | null;
-  by: "person" | "policy" | "timeout" | "fallback" | "kernel";
+  by: DecidedBy;
   note: string;
+}
+
+export interface Option {
+  id: string;
+  label: string;
 }
 
 export interface Question {
   id: string;
   kind: "permission" | "choice";
   prompt: string | null;
-  options: { id: string; label: string }[] | null;
+  options: Option[] | null;
   /** epoch milliseconds, or null when no timeout applies */
   deadline: number | null;
   answer: Answer | null;
@@ -28,10 +46,10 @@ export interface Card {
   title: string;
   tool: string;
   server: string;
-  class: "read" | "effect";
-  arguments: unknown;
+  class: ToolClass | null;
+  arguments: Record<string, unknown>;
   status: CallStatus;
-  outcome: Outcome;
+  outcome: Outcome | null;
   current_step: string | null;
   /** a fraction in [0, 1], or null when unknown */
   progress: number | null;
@@ -51,14 +69,39 @@ export interface Model {
   order: string[];
 }
 
-/** Kernel to frontend custom messages. */
-export type KernelMessage =
-  | { type: "text"; start: number; delta: string }
-  | { type: "call"; card: Card };
+/** Kernel to frontend: the text from UTF-16 offset `start` on is `delta`. */
+export interface TextMessage {
+  type: "text";
+  start: number;
+  delta: string;
+}
 
-/** Frontend to kernel custom messages. */
-export type FrontendMessage =
-  | { type: "rendered" }
-  | { type: "answer"; question_id: string; decision: "allow" | "deny"; note: string }
-  | { type: "answer"; question_id: string; option_id: string }
-  | { type: "cancel"; tool_call_id: string };
+/** Kernel to frontend: one whole card. */
+export interface CallMessage {
+  type: "call";
+  card: Card;
+}
+
+export type KernelMessage = TextMessage | CallMessage;
+
+/** Frontend to kernel: a view has rendered. */
+export interface RenderedMessage {
+  type: "rendered";
+}
+
+/** Frontend to kernel: a permission carries `decision`, a choice `option_id`. */
+export interface AnswerMessage {
+  type: "answer";
+  question_id: string;
+  decision?: "allow" | "deny" | null;
+  option_id?: string | null;
+  note?: string;
+}
+
+/** Frontend to kernel: cancel a running call. */
+export interface CancelMessage {
+  type: "cancel";
+  tool_call_id: string;
+}
+
+export type FrontendMessage = RenderedMessage | AnswerMessage | CancelMessage;
