@@ -907,3 +907,15 @@ def test_a_card_shows_its_result_as_soon_as_the_call_completes(make: Any) -> Non
     failed = [card for card in live if card["status"] == "failed"]
     assert completed[0]["result"] == "HI"
     assert failed[0]["error"] == "fail failed: ValueError: no way"
+
+
+def test_settled_questions_are_not_kept_without_bound(make: Any) -> None:
+    from mead_notebook.notebook.questions import KEEP_SETTLED
+
+    w, _c = make(policy=AllowAll(), display=False)
+    w.turn_started(None, "many")
+    for i in range(KEEP_SETTLED + 200):
+        assert w.request_permission(None, request(f"call_{i}")) == Allow()
+    assert len(w._questions._all) == KEEP_SETTLED
+    w.turn_started(None, "next")
+    assert len(w._questions._all) == 0
