@@ -1,9 +1,11 @@
 """The built-in ``ask_user`` tool: a multiple-choice question put to the person.
 
 It is reported like any other call (``pending``, then ``completed`` with the
-picked option or ``failed`` with outcome ``no_answer``, ``expired`` or
+answer or ``failed`` with outcome ``no_answer``, ``expired`` or
 ``interrupted``), but instead of ``request_permission`` its question goes to
-``ask_choice``: asking is what it does.
+``ask_choice``: asking is what it does. The model receives JSON: ``{"option_id",
+"label"}`` for one option, ``{"option_ids", "labels"}`` when ``multiple`` is
+true, ``{"answer": text}`` for the person's own words ("Other").
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import json
 from typing import Any
 
 from .driver import TurnDriver
-from .interaction import Choice, Option, Picked, Unanswered
+from .interaction import Answered, Choice, Option, Picked, Unanswered
 from .model import ToolSpec
 
 __all__ = ["ASK_USER", "ASK_USER_SPEC", "ask", "parse_choice"]
@@ -23,7 +25,8 @@ ASK_USER_SPEC = ToolSpec(
     name=ASK_USER,
     description=(
         "Ask the user a multiple-choice question and wait for the answer. "
-        "Use it when you need the user to decide between a few options."
+        "Use it when you need the user to decide between a few options. "
+        "The user may also answer in their own words."
     ),
     parameters={
         "type": "object",
@@ -37,6 +40,10 @@ ASK_USER_SPEC = ToolSpec(
                     "properties": {"id": {"type": "string"}, "label": {"type": "string"}},
                     "required": ["id", "label"],
                 },
+            },
+            "multiple": {
+                "type": "boolean",
+                "description": "Whether the user may pick several options (default false).",
             },
         },
         "required": ["prompt", "options"],
@@ -55,18 +62,32 @@ def ask(driver: TurnDriver, tool_call_id: str, arguments: object) -> tuple[str, 
         driver.fail(record, "invalid_arguments", message)
         return message, True
     answer = driver.choice(choice)
-    labels = {o["id"]: o["label"] for o in choice["options"]}
-    if isinstance(answer, Picked) and answer.option_id in labels:
-        result = json.dumps(
-            {"option_id": answer.option_id, "label": labels[answer.option_id]},
-            ensure_ascii=False,
-        )
+    result = _result(choice, answer)
+    if result is not None:
         driver.complete(record, result)
         return result, False
     reason = answer.reason if isinstance(answer, Unanswered) else "no_answer"
     message = f"The user gave no answer ({reason})."
     driver.fail(record, reason, message)
     return message, True
+
+
+def _result(choice: Choice, answer: object) -> str | None:
+    """What the model receives for a valid answer, or None for no (valid) answer."""
+    if isinstance(answer, Answered) and answer.text.strip():
+        return json.dumps({"answer": answer.text}, ensure_ascii=False)
+    if not isinstance(answer, Picked):
+        return None
+    labels = {o["id"]: o["label"] for o in choice["options"]}
+    ids = answer.option_ids
+    if not all(i in labels for i in ids) or len(set(ids)) != len(ids):
+        return None
+    if choice.get("multiple"):
+        picked = {"option_ids": list(ids), "labels": [labels[i] for i in ids]}
+        return json.dumps(picked, ensure_ascii=False)
+    if len(ids) != 1:
+        return None
+    return json.dumps({"option_id": ids[0], "label": labels[ids[0]]}, ensure_ascii=False)
 
 
 def parse_choice(tool_call_id: str, arguments: object) -> Choice:
@@ -91,4 +112,10 @@ def parse_choice(tool_call_id: str, arguments: object) -> Choice:
             raise ValueError(f"duplicate option id {oid!r}")
         seen.add(oid)
         parsed.append(Option(id=oid, label=label))
-    return Choice(tool_call_id=tool_call_id, prompt=prompt, options=parsed)
+    multiple = arguments.get("multiple", False)
+    if not isinstance(multiple, bool):
+        raise ValueError("multiple must be true or false")
+    choice = Choice(tool_call_id=tool_call_id, prompt=prompt, options=parsed)
+    if multiple:
+        choice["multiple"] = True
+    return choice

@@ -27,6 +27,7 @@ from .calls import Call
 from .interaction import (
     FINAL_STATUSES,
     Allow,
+    Answered,
     Choice,
     Deny,
     Interaction,
@@ -176,12 +177,16 @@ class TurnDriver:
         )
         return record
 
-    def permission(self, record: CallRecord) -> Allow | Deny:
-        """Ask ``request_permission``; anything but ``Allow``/``Deny`` denies.
+    def permission(
+        self, record: CallRecord, parameters: dict[str, Any] | None = None
+    ) -> Allow | Deny:
+        """Ask ``request_permission`` (``parameters``: the tool's JSON schema, for edits).
 
-        On ``Deny`` the call has ended: its record and final update say why.
+        Anything but ``Allow``/``Deny`` denies. On ``Deny`` the call has ended: its
+        record and final update say why. On ``Allow`` with edited arguments, the
+        record keeps them as ``approved_arguments``; checking them is the caller's.
         """
-        decision = self._ask(record)
+        decision = self._ask(record, parameters)
         if isinstance(decision, Deny):
             note = f": {decision.message}" if decision.message else ""
             self.fail(
@@ -191,12 +196,16 @@ class TurnDriver:
                 "The tool did not run.",
                 step=f"denied ({decision.reason}){note}",
             )
+        elif decision.arguments is not None and decision.arguments != record.arguments:
+            record.approved_arguments = dict(decision.arguments)
         return decision
 
     def running(self, record: CallRecord, call: Call) -> None:
         """``register_call`` then ``in_progress`` (cancellable)."""
         self._callback("register_call", record.tool_call_id, call)
-        self._update(record, "in_progress", cancellable=True)
+        edited = record.approved_arguments
+        details = None if edited is None else {"approved_arguments": dict(edited)}
+        self._update(record, "in_progress", cancellable=True, details=details)
 
     def progress(self, record: CallRecord, fraction: float | None, step: str | None) -> None:
         """Another ``in_progress`` update, from the tool's progress report."""
@@ -223,7 +232,7 @@ class TurnDriver:
             details={"outcome": outcome, "error": short(error), "result": None},
         )
 
-    def choice(self, choice: Choice) -> Picked | Unanswered:
+    def choice(self, choice: Choice) -> Picked | Answered | Unanswered:
         """``ask_choice``; an error or an answer of the wrong type counts as unanswered."""
         if self.interaction is None:
             return Unanswered("no_answer")
@@ -233,25 +242,25 @@ class TurnDriver:
             except Exception:
                 log.exception("ask_choice raised; the question counts as unanswered")
                 return Unanswered("no_answer")
-        if isinstance(answer, (Picked, Unanswered)):
+        if isinstance(answer, (Picked, Answered, Unanswered)):
             return answer
-        log.error("ask_choice returned %r, not Picked or Unanswered; unanswered", answer)
+        log.error("ask_choice returned %r, not Picked, Answered or Unanswered", answer)
         return Unanswered("no_answer")
 
     # -- helpers --------------------------------------------------------------------------
 
-    def _ask(self, record: CallRecord) -> Allow | Deny:
+    def _ask(self, record: CallRecord, parameters: dict[str, Any] | None) -> Allow | Deny:
         if self.interaction is None:
             return Allow()
-        request = Request(
-            {
-                "tool_call_id": record.tool_call_id,
-                "tool": record.tool,
-                "server": record.server,
-                "class": record.tool_class,
-                "arguments": dict(record.arguments),
-            }
-        )
+        request: Request = {
+            "tool_call_id": record.tool_call_id,
+            "tool": record.tool,
+            "server": record.server,
+            "class": record.tool_class,
+            "arguments": dict(record.arguments),
+        }
+        if parameters is not None:
+            request["parameters"] = parameters
         with self._lock:
             try:
                 decision = self.interaction.request_permission(self.context, request)

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Allow",
+    "Answered",
     "Choice",
     "Decision",
     "DefaultTurnHooks",
@@ -84,8 +85,8 @@ Outcome = Literal[
 """
 FINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed"})
 
-Request = TypedDict(
-    "Request",
+_RequestFields = TypedDict(
+    "_RequestFields",
     {
         "tool_call_id": str,
         "tool": str,
@@ -94,7 +95,18 @@ Request = TypedDict(
         "arguments": dict[str, Any],
     },
 )
-"""A permission request for one tool call (``class`` is a keyword, hence this form)."""
+
+
+class _RequestDetails(TypedDict, total=False):
+    parameters: dict[str, Any]
+
+
+class Request(_RequestFields, _RequestDetails):
+    """A permission request for one tool call.
+
+    ``parameters``, when present, is the tool's JSON schema: what edited
+    arguments must fit (see :class:`Allow`).
+    """
 
 
 class _UpdateFields(TypedDict):
@@ -116,6 +128,7 @@ _UpdateDetails = TypedDict(
         "outcome": Outcome | None,
         "result": str | None,
         "error": str | None,
+        "approved_arguments": dict[str, Any] | None,
     },
     total=False,
 )
@@ -127,8 +140,10 @@ class Update(_UpdateFields, _UpdateDetails):
     Always present: ``tool_call_id``, ``title``, ``status``, ``current_step``,
     ``progress`` (a fraction in [0, 1] or None) and ``cancellable``. The first
     (``pending``) update also names ``tool``, ``server``, ``class`` and
-    ``arguments``; the final one (``completed``/``failed``) carries ``outcome``,
-    ``result`` and ``error`` (short strings, or None).
+    ``arguments``; the first ``in_progress`` one carries ``approved_arguments``
+    when the tool runs with arguments other than the model's; the final one
+    (``completed``/``failed``) carries ``outcome``, ``result`` and ``error``
+    (short strings, or None).
     """
 
 
@@ -139,17 +154,33 @@ class Option(TypedDict):
     label: str
 
 
-class Choice(TypedDict):
-    """A multiple-choice question from the ``ask_user`` tool."""
-
+class _ChoiceFields(TypedDict):
     tool_call_id: str
     prompt: str
     options: list[Option]
 
 
+class Choice(_ChoiceFields, total=False):
+    """A multiple-choice question from the ``ask_user`` tool.
+
+    ``multiple``: the person may pick several options. Any question also takes
+    a free-text answer (:class:`Answered`).
+    """
+
+    multiple: bool
+
+
 @dataclass(frozen=True)
 class Allow:
-    """Permission granted: the tool runs."""
+    """Permission granted: the tool runs.
+
+    ``arguments``, when not None, replaces the model's arguments (the person
+    edited them); they are checked against the tool's schema again before it
+    runs, and a call whose approved arguments do not fit fails
+    ``invalid_arguments`` without running.
+    """
+
+    arguments: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -166,9 +197,22 @@ class Deny:
 
 @dataclass(frozen=True)
 class Picked:
-    """The option the person picked."""
+    """The option the person picked; ``also``, more options of a ``multiple`` choice."""
 
     option_id: str
+    also: tuple[str, ...] = ()
+
+    @property
+    def option_ids(self) -> tuple[str, ...]:
+        """Every option picked, in order."""
+        return (self.option_id, *self.also)
+
+
+@dataclass(frozen=True)
+class Answered:
+    """A free-text answer to a question (the person's "Other")."""
+
+    text: str
 
 
 @dataclass(frozen=True)
@@ -179,7 +223,7 @@ class Unanswered:
 
 
 Decision = Allow | Deny
-Answer = Picked | Unanswered
+Answer = Picked | Answered | Unanswered
 
 CALLBACKS: tuple[str, ...] = (
     "tool_updated",
@@ -200,7 +244,7 @@ class Interaction(Protocol):
 
     def register_call(self, context: Any, tool_call_id: str, call: Call) -> None: ...
 
-    def ask_choice(self, context: Any, choice: Choice) -> Picked | Unanswered: ...
+    def ask_choice(self, context: Any, choice: Choice) -> Picked | Answered | Unanswered: ...
 
     def text_delta(self, context: Any, text: str) -> None: ...
 

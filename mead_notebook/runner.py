@@ -163,10 +163,20 @@ class TurnRunner:
             arguments = t.validate(tc.arguments)
         except ToolArgumentError as exc:
             return self._fail(record, "invalid_arguments", f"Invalid arguments for {t.name}: {exc}")
-        decision = self.driver.permission(record)
+        decision = self.driver.permission(record, t.parameters)
         self._check_cancelled()
         if isinstance(decision, Deny):
             return _tool_message(record.tool_call_id, record.error or "", error=True)
+        if record.approved_arguments is not None:
+            try:
+                arguments = t.validate(record.approved_arguments)
+            except ToolArgumentError as exc:
+                return self._fail(
+                    record,
+                    "invalid_arguments",
+                    f"The arguments approved for {t.name} do not fit its schema: {exc}. "
+                    "The tool did not run.",
+                )
         return self._execute(t, arguments, record)
 
     def _execute(self, t: Tool, arguments: dict[str, Any], record: CallRecord) -> Message:

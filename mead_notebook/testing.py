@@ -7,7 +7,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from .calls import Call
-from .interaction import Allow, Choice, Deny, Interaction, Picked, Request, Unanswered, Update
+from .interaction import (
+    Allow,
+    Answered,
+    Choice,
+    Deny,
+    Interaction,
+    Picked,
+    Request,
+    Unanswered,
+    Update,
+)
 
 __all__ = ["Recorded", "Recording"]
 
@@ -65,8 +75,8 @@ class Recording:
     def register_call(self, context: Any, tool_call_id: str, call: Call) -> None:
         self._record("register_call", context, tool_call_id, call)
 
-    def ask_choice(self, context: Any, choice: Choice) -> Picked | Unanswered:
-        result: Picked | Unanswered = self._record("ask_choice", context, dict(choice))
+    def ask_choice(self, context: Any, choice: Choice) -> Picked | Answered | Unanswered:
+        result: Picked | Answered | Unanswered = self._record("ask_choice", context, dict(choice))
         return result
 
     def text_delta(self, context: Any, text: str) -> None:

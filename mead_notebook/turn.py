@@ -40,6 +40,8 @@ class CallRecord:
     outcome: Outcome | None = None
     """Why the call failed (see :data:`~mead_notebook.interaction.Outcome`); None otherwise."""
     tool_class: ToolClass = "effect"
+    approved_arguments: dict[str, Any] | None = None
+    """The arguments the tool ran with when the person edited them; None: as asked."""
 
 
 @dataclass

@@ -63,6 +63,7 @@ INTERFACES, ALIASES = declarations()
         ("TurnStatus", protocol.TurnStatus),
         ("Decision", protocol.Decision),
         ("DecidedBy", protocol.DecidedBy),
+        ("Scope", protocol.Scope),
     ],
 )
 def test_each_union_has_the_same_values(ts_name: str, python: Any) -> None:

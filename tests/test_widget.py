@@ -272,7 +272,16 @@ def test_bad_answers_are_ignored_and_a_valid_one_settles(
         time.sleep(0.005)
     assert settled == [Deny("rejected", "not today")]
     answer = last_card(c, "call_1")["question"]["answer"]
-    assert answer == {"decision": "deny", "option_id": None, "by": "person", "note": "not today"}
+    assert answer == {
+        "decision": "deny",
+        "option_id": None,
+        "option_ids": None,
+        "text": None,
+        "arguments": None,
+        "rule": None,
+        "by": "person",
+        "note": "not today",
+    }
     assert last_card(c, "call_2")["question"] is None
     assert any("unknown question" in r.getMessage() for r in caplog.records)
 
@@ -405,6 +414,10 @@ def test_fallback_policy_decides_for_a_headless_run(make: Any) -> None:
     assert last_card(c, "call_2")["question"]["answer"] == {
         "decision": "expired",
         "option_id": None,
+        "option_ids": None,
+        "text": None,
+        "arguments": None,
+        "rule": None,
         "by": "fallback",
         "note": "",
     }

@@ -17,11 +17,21 @@ export type Outcome =
   | "invalid_arguments"
   | "no_answer";
 export type Decision = "allow" | "deny" | "picked" | "expired" | "interrupted" | "no_answer";
-export type DecidedBy = "person" | "policy" | "timeout" | "fallback" | "kernel";
+export type DecidedBy = "person" | "policy" | "rule" | "timeout" | "fallback" | "kernel";
+/** What an "Allow always" covers: this tool, this server, or every read tool. */
+export type Scope = "tool" | "server" | "class";
 
 export interface Answer {
   decision: Decision;
   option_id: string | null;
+  /** every option picked (one unless the choice is multiple) */
+  option_ids: string[] | null;
+  /** an "Other" answer */
+  text: string | null;
+  /** the arguments approved, when the person edited them */
+  arguments: Record<string, unknown> | null;
+  /** the "Allow always" rule that answered, or that this answer made */
+  rule: string | null;
   by: DecidedBy;
   note: string;
 }
@@ -36,8 +46,16 @@ export interface Question {
   kind: "permission" | "choice";
   prompt: string | null;
   options: Option[] | null;
+  /** a choice that takes several options */
+  multiple: boolean;
+  /** the scopes "Allow always" may take for this permission */
+  scopes: Scope[];
+  /** the tool's JSON schema, for editing the arguments */
+  schema: Record<string, unknown> | null;
   /** epoch milliseconds, or null when no timeout applies */
   deadline: number | null;
+  /** why the last answer from a view was refused, until one settles the question */
+  rejected: string | null;
   answer: Answer | null;
 }
 
@@ -57,6 +75,10 @@ export interface Card {
   result: string | null;
   error: string | null;
   question: Question | null;
+  /** the arguments the tool ran with, when the person edited them */
+  approved_arguments: Record<string, unknown> | null;
+  /** where the call belongs in the text: UTF-16 code units streamed before it */
+  text_offset: number;
 }
 
 export interface Model {
@@ -89,12 +111,19 @@ export interface RenderedMessage {
   type: "rendered";
 }
 
-/** Frontend to kernel: a permission carries `decision`, a choice `option_id`. */
+/**
+ * Frontend to kernel: a permission carries `decision` (on allow, maybe edited
+ * `arguments` and a `remember` scope); a choice carries `option_ids` or `text`.
+ */
 export interface AnswerMessage {
   type: "answer";
   question_id: string;
   decision?: "allow" | "deny" | null;
   option_id?: string | null;
+  option_ids?: string[] | null;
+  text?: string | null;
+  arguments?: Record<string, unknown> | null;
+  remember?: Scope | null;
   note?: string;
 }
 

@@ -33,6 +33,8 @@ def new_card(tool_call_id: str, title: str = "") -> Card:
             "result": None,
             "error": None,
             "question": None,
+            "approved_arguments": None,
+            "text_offset": 0,
         }
     )
 
@@ -57,6 +59,8 @@ def updated(card: Card, update: Update) -> Card:
         new["class"] = update["class"]
     if "arguments" in update and isinstance(update["arguments"], dict):
         new["arguments"] = clean_value(update["arguments"])
+    if isinstance(update.get("approved_arguments"), dict):
+        new["approved_arguments"] = clean_value(update["approved_arguments"])
     if status in FINAL_STATUSES:
         new["outcome"] = update.get("outcome") if status == "failed" else None
         new["result"] = _text_or_none(update.get("result"))

@@ -8,6 +8,7 @@ text from the frontend is made safe to send back (no lone surrogates).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, Final, Literal, TypedDict
 
@@ -25,6 +26,7 @@ __all__ = [
     "FrontendMessage",
     "Question",
     "RenderedMessage",
+    "Scope",
     "TextMessage",
     "clean_text",
     "clean_value",
@@ -37,17 +39,31 @@ CANCEL: Final = "cancel"
 
 Decision = Literal["allow", "deny", "picked", "expired", "interrupted", "no_answer"]
 """How a question was settled."""
-DecidedBy = Literal["person", "policy", "timeout", "fallback", "kernel"]
-"""Who settled it: the person in a view, the ``policy``, the timeout, the
-``fallback`` (nobody there), or the kernel (the turn ended or was interrupted)."""
+DecidedBy = Literal["person", "policy", "rule", "timeout", "fallback", "kernel"]
+"""Who settled it: the person in a view, the ``policy``, a rule the person made
+with "Allow always", the timeout, the ``fallback`` (nobody there), or the kernel
+(the turn ended or was interrupted)."""
+Scope = Literal["tool", "server", "class"]
+"""What an "Allow always" covers: this tool, this server, or every ``read`` tool."""
 TurnStatus = Literal["idle", "running", "done", "error", "interrupted"]
 
 
 class Answer(TypedDict):
-    """How a question was settled."""
+    """How a question was settled.
+
+    ``option_ids`` lists every option picked (one unless the choice is
+    ``multiple``; ``option_id`` is the first); ``text`` is an "Other" answer;
+    ``arguments`` the arguments the person approved when they differ from the
+    request's; ``rule`` describes the "Allow always" rule that answered (``by``
+    ``rule``) or that this answer made.
+    """
 
     decision: Decision
     option_id: str | None
+    option_ids: list[str] | None
+    text: str | None
+    arguments: dict[str, Any] | None
+    rule: str | None
     by: DecidedBy
     note: str
 
@@ -60,13 +76,24 @@ class Option(TypedDict):
 
 
 class Question(TypedDict):
-    """The question on a card; ``deadline`` in epoch milliseconds, or None."""
+    """The question on a card; ``deadline`` in epoch milliseconds, or None.
+
+    A permission offers ``scopes`` for "Allow always" (``class`` only for a
+    ``read`` tool) and ``schema``, the tool's JSON schema, for editing the
+    arguments. A choice may be ``multiple`` (pick several) and always takes an
+    "Other" text. ``rejected`` says why the last answer from a view was refused
+    (invalid edited arguments), until a valid one settles the question.
+    """
 
     id: str
     kind: Literal["permission", "choice"]
     prompt: str | None
     options: list[Option] | None
+    multiple: bool
+    scopes: list[Scope]
+    schema: dict[str, Any] | None
     deadline: int | None
+    rejected: str | None
     answer: Answer | None
 
 
@@ -87,9 +114,17 @@ Card = TypedDict(
         "result": str | None,
         "error": str | None,
         "question": Question | None,
+        "approved_arguments": dict[str, Any] | None,
+        "text_offset": int,
     },
 )
-"""One tool call as a view draws it (``class`` is a keyword, hence this form)."""
+"""One tool call as a view draws it (``class`` is a keyword, hence this form).
+
+``approved_arguments`` are what the tool ran with when the person edited them
+(None: as asked). ``text_offset`` is where the call belongs in the turn's text
+(UTF-16 code units of ``text`` streamed before the model asked for it), so every
+view interleaves text and cards in the order they happened.
+"""
 
 
 class TextMessage(TypedDict):
@@ -116,14 +151,20 @@ class RenderedMessage(TypedDict):
 class AnswerMessage(TypedDict):
     """Frontend to kernel: the answer to a question.
 
-    A permission carries ``decision`` (allow or deny) and no option; a choice
-    carries ``option_id`` and no decision. ``note`` is the person's reason.
+    A permission carries ``decision`` (allow or deny), on allow optionally the
+    edited ``arguments`` and ``remember`` (the scope of an "Allow always"). A
+    choice carries ``option_ids`` (or the older single ``option_id``) or an
+    "Other" ``text``, and no decision. ``note`` is the person's reason.
     """
 
     type: Literal["answer"]
     question_id: str
     decision: Literal["allow", "deny"] | None
     option_id: str | None
+    option_ids: list[str] | None
+    text: str | None
+    arguments: dict[str, Any] | None
+    remember: Scope | None
     note: str
 
 
@@ -139,7 +180,13 @@ FrontendMessage = RenderedMessage | AnswerMessage | CancelMessage
 MAX_NOTE = 500
 """Longest note kept from a frontend answer, in characters."""
 MAX_ID = 200
-"""Longest question or call id accepted from the frontend."""
+"""Longest question, option or call id accepted from the frontend."""
+MAX_TEXT = 2000
+"""Longest "Other" answer kept, in characters."""
+MAX_OPTIONS = 50
+"""Most options one answer may pick."""
+MAX_ARGUMENTS = 100_000
+"""Largest edited arguments accepted, in characters of JSON."""
 
 
 def clean_text(text: str, limit: int | None = None) -> str:
@@ -191,20 +238,65 @@ def _parse_answer(content: Mapping[str, Any]) -> AnswerMessage | str:
     if not isinstance(note, str):
         return "the note must be a string"
     decision = content.get("decision")
-    option_id = content.get("option_id")
     if decision is not None and decision not in ("allow", "deny"):
         return f"unknown decision {decision!r}"
-    if option_id is not None and not _is_id(option_id):
-        return "option_id must be a short string"
-    if (decision is None) == (option_id is None):
-        return "an answer carries either a decision or an option_id"
+    picked = _option_ids(content)
+    if isinstance(picked, str):
+        return picked
+    text = content.get("text")
+    if text is not None and (not isinstance(text, str) or not text.strip()):
+        return "an Other answer must be non-empty text"
+    arguments = content.get("arguments")
+    if arguments is not None and (decision != "allow" or not _fits(arguments)):
+        return "edited arguments must be a JSON object of modest size, with an allow"
+    remember = content.get("remember")
+    if remember is not None and (
+        decision != "allow" or remember not in ("tool", "server", "class")
+    ):
+        return f"remember must be tool, server or class, with an allow, not {remember!r}"
+    answers = sum(x is not None for x in (decision, picked, text))
+    if answers != 1:
+        return "an answer carries one of: a decision, options, or an Other text"
     return AnswerMessage(
         type="answer",
         question_id=question_id,
         decision=decision,
-        option_id=option_id,
+        option_id=picked[0] if picked else None,
+        option_ids=picked,
+        text=None if text is None else clean_text(text, MAX_TEXT),
+        arguments=None if arguments is None else clean_value(arguments),
+        remember=remember,
         note=clean_text(note, MAX_NOTE),
     )
+
+
+def _option_ids(content: Mapping[str, Any]) -> list[str] | str | None:
+    """The options an answer picks, None for none, or why they are malformed."""
+    option_id, option_ids = content.get("option_id"), content.get("option_ids")
+    if option_id is not None and option_ids is not None:
+        return "an answer carries option_id or option_ids, not both"
+    if option_id is not None:
+        option_ids = [option_id]
+    if option_ids is None:
+        return None
+    if (
+        not isinstance(option_ids, list)
+        or not 0 < len(option_ids) <= MAX_OPTIONS
+        or not all(isinstance(o, str) and _is_id(o) for o in option_ids)
+        or len(set(option_ids)) != len(option_ids)
+    ):
+        return "options must be a short list of distinct short ids"
+    return list(option_ids)
+
+
+def _fits(arguments: object) -> bool:
+    """Whether edited arguments are a JSON object no larger than :data:`MAX_ARGUMENTS`."""
+    if not isinstance(arguments, dict):
+        return False
+    try:
+        return len(json.dumps(arguments)) <= MAX_ARGUMENTS
+    except (TypeError, ValueError, RecursionError):
+        return False
 
 
 def _is_id(value: object) -> bool:

@@ -18,52 +18,66 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..driver import short
-from ..interaction import Allow, Choice, Deny, Picked, Policy, Request, Unanswered
-from .protocol import Answer, AnswerMessage, DecidedBy, Decision, Option, Question
+from ..interaction import Allow, Answered, Choice, Deny, Picked, Policy, Request, Unanswered
+from .answers import Asked, Interpretation, Result, interpret, make_answer, unanswered
+from .protocol import AnswerMessage, Decision, Option, Question
+from .rules import Rule
 
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
 
-__all__ = ["KEEP_SETTLED", "Questions"]
+__all__ = ["KEEP_SETTLED", "QuestionState", "Questions"]
 
 WAIT_SLICE = 60.0
 """Longest single wait; the loop re-checks deadlines after each."""
 KEEP_SETTLED = 1000
 """Settled questions remembered (to ignore a second delivery of an answer quietly)."""
 
-Result = Allow | Deny | Picked | Unanswered
 Show = Callable[[str, Question], None]
 Wait = Callable[[threading.Event, float], object]
 
 
 @dataclass
-class _Question:
+class QuestionState:
+    """One question: what was asked, and once settled, how and when."""
+
     id: str
-    kind: Literal["permission", "choice"]
     tool_call_id: str
-    options: dict[str, str]
+    asked: Asked
     deadline: int | None
     prompt: str | None = None
+    opened_at: float = field(default_factory=time.time)
+    settled_at: float | None = None
+    rejected: str | None = None
     wake: threading.Event = field(default_factory=threading.Event)
-    answer: Answer | None = None
-    result: Result | None = None
+    settled: Interpretation | None = None
     settled_by: AnswerMessage | None = None
 
+    @property
+    def kind(self) -> Literal["permission", "choice"]:
+        return self.asked.kind
+
     def view(self) -> Question:
-        options = [Option(id=k, label=v) for k, v in self.options.items()]
+        options = [Option(id=k, label=v) for k, v in self.asked.options.items()]
         return Question(
             id=self.id,
             kind=self.kind,
             prompt=self.prompt,
             options=options if self.kind == "choice" else None,
+            multiple=self.asked.multiple,
+            scopes=self.asked.scopes,
+            schema=self.asked.schema,
             deadline=self.deadline,
-            answer=self.answer,
+            rejected=self.rejected,
+            answer=None if self.settled is None else self.settled.answer,
         )
 
 
 class Questions:
-    """The questions of one interaction; every method is safe from any thread."""
+    """The questions of one interaction; every method is safe from any thread.
+
+    ``settled`` is called with each question once it is settled (for the audit).
+    """
 
     def __init__(
         self,
@@ -74,6 +88,7 @@ class Questions:
         grace: float,
         policy: Policy | None = None,
         fallback: Policy | None = None,
+        settled: Callable[[QuestionState], None] | None = None,
     ) -> None:
         self.timeout = timeout
         self.grace = grace
@@ -81,10 +96,12 @@ class Questions:
         self.fallback = fallback
         self._show = show
         self._wait = wait
+        self._on_settled = settled
         self._lock = threading.RLock()
         self._ids = itertools.count(1)
-        self._all: OrderedDict[str, _Question] = OrderedDict()
-        self._open: dict[str, _Question] = {}
+        self._all: OrderedDict[str, QuestionState] = OrderedDict()
+        self._open: dict[str, QuestionState] = {}
+        self._rules: list[Rule] = []
         self.rendered = False
         self.displayed_at: float | None = None
         self.interrupted = False
@@ -92,30 +109,59 @@ class Questions:
     # -- asking -------------------------------------------------------------------------
 
     def permission(self, request: Request) -> Allow | Deny:
-        """Ask the policy, then the person; block until settled."""
+        """Ask the policy, then the remembered rules, then the person; block until settled."""
         tool_call_id = str(request.get("tool_call_id", ""))
+        q = self._open_question(tool_call_id, Asked("permission", request=dict(request)))  # type: ignore[arg-type]
         decided = self._ask_policy(request)
         if decided is not None:
-            q = self._open_question("permission", tool_call_id, {})
-            self._settle(q, _permission_answer(decided, "policy"), decided)
+            answer = make_answer(*_decision_of(decided), "policy", _note_of(decided))
+            self._settle(q, Interpretation(answer, decided))
         else:
-            q = self._open_question("permission", tool_call_id, {})
-            self._await(q, lambda: self._nobody(request))
-        return q.result if isinstance(q.result, (Allow, Deny)) else Deny("rejected")
+            rule = self._rule_for(request)
+            if rule is not None:
+                self._settle(q, _by_rule(rule))
+        self._await(q, lambda: self._nobody(request))
+        result = q.settled.result if q.settled is not None else None
+        return result if isinstance(result, (Allow, Deny)) else Deny("rejected")
 
-    def choice(self, choice: Choice) -> Picked | Unanswered:
+    def choice(self, choice: Choice) -> Picked | Answered | Unanswered:
         """Put the question to the person; block until settled."""
         options = {
             str(o["id"]): str(o["label"])
             for o in choice.get("options") or ()
             if isinstance(o, dict) and "id" in o and "label" in o
         }
-        prompt = str(choice.get("prompt", ""))
-        q = self._open_question("choice", str(choice.get("tool_call_id", "")), options, prompt)
+        asked = Asked("choice", options=options, multiple=bool(choice.get("multiple")))
+        q = self._open_question(
+            str(choice.get("tool_call_id", "")), asked, str(choice.get("prompt", ""))
+        )
         if not options:
-            self._settle(q, _answer("no_answer", "kernel", "no options"), Unanswered("no_answer"))
+            self._settle(q, unanswered(asked, "no_answer", "kernel", "no options"))
         self._await(q, lambda: Unanswered("no_answer"))
-        return q.result if isinstance(q.result, (Picked, Unanswered)) else Unanswered()
+        result = q.settled.result if q.settled is not None else None
+        return result if isinstance(result, (Picked, Answered, Unanswered)) else Unanswered()
+
+    # -- remembered rules -----------------------------------------------------------------
+
+    @property
+    def rules(self) -> list[Rule]:
+        """The "Allow always" rules in force, oldest first."""
+        with self._lock:
+            return list(self._rules)
+
+    def forget(self, rule: Rule | None = None) -> None:
+        """Revoke ``rule`` (every rule when None); requests are asked again."""
+        with self._lock:
+            if rule is None:
+                self._rules.clear()
+            elif rule in self._rules:
+                self._rules.remove(rule)
+            else:
+                raise ValueError(f"no such rule: {rule}; the rules are {self._rules}")
+
+    def _rule_for(self, request: Request) -> Rule | None:
+        with self._lock:
+            return next((r for r in self._rules if r.matches(request)), None)
 
     # -- what the frontend and the turn say -------------------------------------------------
 
@@ -126,29 +172,31 @@ class Questions:
             if q is None:
                 log.warning("ignored an answer to an unknown question: %r", message)
                 return
-            if q.answer is not None:
+            if q.settled is not None:
                 if q.settled_by == message:
                     log.debug("ignored a second delivery of the answer to %s", q.id)
                 else:
-                    log.info("ignored a late answer to %s (already %s)", q.id, q.answer["decision"])
+                    log.info("ignored a late answer to %s", q.id)
                 return
-            result: Result
-            if q.kind == "permission":
-                decision = message["decision"]
-                if decision is None:
-                    log.warning("ignored a choice answer to a permission: %r", message)
-                    return
-                note = message["note"]
-                result = Allow() if decision == "allow" else Deny("rejected", note)
-                answer = _answer(decision, "person", note)
-            else:
-                option_id = message["option_id"]
-                if option_id is None or option_id not in q.options:
-                    log.warning("ignored an answer with an unknown option: %r", message)
-                    return
-                result = Picked(option_id)
-                answer = _answer("picked", "person", message["note"], option_id)
-            self._settle(q, answer, result, message)
+            meaning = interpret(q.asked, message)
+            if isinstance(meaning, str):
+                log.warning("refused an answer to %s: %s", q.id, meaning)
+                if message["arguments"] is not None or message["remember"] is not None:
+                    q.rejected = meaning
+                    self._show(q.tool_call_id, q.view())
+                return
+            if meaning.rule is not None and meaning.rule not in self._rules:
+                self._rules.append(meaning.rule)
+            self._settle(q, meaning, message)
+            if meaning.rule is not None:
+                rule = meaning.rule
+                waiting = [
+                    other
+                    for other in self._open.values()
+                    if other.asked.request is not None and rule.matches(other.asked.request)
+                ]
+                for other in waiting:
+                    self._settle(other, _by_rule(rule))
 
     def view_rendered(self) -> None:
         """A view rendered: someone can answer, so the grace period no longer applies."""
@@ -169,7 +217,7 @@ class Questions:
         """Forget the last turn's interrupt and its settled questions."""
         with self._lock:
             self.interrupted = False
-            for qid in [qid for qid, q in self._all.items() if q.answer is not None]:
+            for qid in [qid for qid, q in self._all.items() if q.settled is not None]:
                 del self._all[qid]
 
     def close_all(self, note: str, *, interrupted: bool = False) -> None:
@@ -179,20 +227,16 @@ class Questions:
                 self.interrupted = True
             open_now = list(self._open.values())
         for q in open_now:
-            self._settle(q, _answer("interrupted", "kernel", note))
+            self._settle(q, unanswered(q.asked, "interrupted", "kernel", note))
 
     # -- inside ---------------------------------------------------------------------------
 
     def _open_question(
-        self,
-        kind: Literal["permission", "choice"],
-        tool_call_id: str,
-        options: dict[str, str],
-        prompt: str | None = None,
-    ) -> _Question:
+        self, tool_call_id: str, asked: Asked, prompt: str | None = None
+    ) -> QuestionState:
         with self._lock:
             deadline = None if self.timeout is None else _epoch_ms(self.timeout)
-            q = _Question(f"q{next(self._ids)}", kind, tool_call_id, options, deadline, prompt)
+            q = QuestionState(f"q{next(self._ids)}", tool_call_id, asked, deadline, prompt)
             self._all[q.id] = q
             while len(self._all) > KEEP_SETTLED:
                 oldest = next(iter(self._all))
@@ -202,17 +246,17 @@ class Questions:
             self._open[q.id] = q
             self._show(tool_call_id, q.view())
             if self.interrupted:
-                self._settle(q, _answer("interrupted", "kernel", "the turn was interrupted"))
+                self._settle(q, unanswered(asked, "interrupted", "kernel", "interrupted"))
         return q
 
-    def _await(self, q: _Question, nobody: Callable[[], Result]) -> None:
+    def _await(self, q: QuestionState, nobody: Callable[[], Result]) -> None:
         """Block until ``q`` is settled, deciding it by timeout or ``nobody()`` if needed."""
         opened = time.monotonic()
         deadline = None if self.timeout is None else opened + self.timeout
         try:
             while True:
                 with self._lock:
-                    if q.answer is not None:
+                    if q.settled is not None:
                         return
                     rendered = self.rendered
                     if rendered:
@@ -220,7 +264,7 @@ class Questions:
                     shown = self.displayed_at
                 now = time.monotonic()
                 if deadline is not None and now >= deadline:
-                    self._settle(q, _answer("expired", "timeout", "no answer in time"))
+                    self._settle(q, unanswered(q.asked, "expired", "timeout", "no answer in time"))
                     continue
                 limit = WAIT_SLICE
                 if not rendered:
@@ -235,44 +279,47 @@ class Questions:
         except Exception as exc:
             log.error("cannot wait for an answer to %s: %s", q.id, exc)
             decision: Decision = "deny" if q.kind == "permission" else "no_answer"
-            self._settle(q, _answer(decision, "kernel", str(exc)))
+            self._settle(q, unanswered(q.asked, decision, "kernel", str(exc)))
         except BaseException:
-            self._settle(q, _answer("interrupted", "kernel", "the wait was interrupted"))
+            self._settle(
+                q, unanswered(q.asked, "interrupted", "kernel", "the wait was interrupted")
+            )
             raise
 
-    def _unattended(self, q: _Question, nobody: Callable[[], Result]) -> None:
+    def _unattended(self, q: QuestionState, nobody: Callable[[], Result]) -> None:
         try:
             result = nobody()
         except Exception:
             log.exception("the fallback failed; %s is denied", q.id)
             result = Deny("expired")
-        if q.kind == "permission":
-            if not isinstance(result, (Allow, Deny)):
-                log.error("the fallback returned %r, not Allow or Deny; denied", result)
-                result = Deny("expired")
-            self._settle(q, _permission_answer(result, "fallback"), result)
-        else:
-            self._settle(q, _answer("no_answer", "fallback", "nobody to answer"), result)
+        if q.kind == "choice":
+            self._settle(q, unanswered(q.asked, "no_answer", "fallback", "nobody to answer"))
+            return
+        if not isinstance(result, (Allow, Deny)):
+            log.error("the fallback returned %r, not Allow or Deny; denied", result)
+            result = Deny("expired")
+        answer = make_answer(*_decision_of(result), "fallback", _note_of(result))
+        self._settle(q, Interpretation(answer, result))
 
     def _settle(
-        self,
-        q: _Question,
-        answer: Answer,
-        result: Result | None = None,
-        settled_by: AnswerMessage | None = None,
+        self, q: QuestionState, meaning: Interpretation, by: AnswerMessage | None = None
     ) -> bool:
         """Record the first answer to ``q``; later ones change nothing."""
         with self._lock:
-            if q.answer is not None:
+            if q.settled is not None:
                 return False
-            q.answer = answer
-            q.result = result if result is not None else _default_result(q.kind, answer)
-            q.settled_by = settled_by
+            q.settled, q.settled_by, q.settled_at = meaning, by, time.time()
+            q.rejected = None
             self._open.pop(q.id, None)
             try:
                 self._show(q.tool_call_id, q.view())
             finally:
                 q.wake.set()
+        if self._on_settled is not None:
+            try:
+                self._on_settled(q)
+            except Exception:
+                log.exception("recording the answer to %s failed", q.id)
         return True
 
     def _ask_policy(self, request: Request) -> Allow | Deny | None:
@@ -293,30 +340,18 @@ class Questions:
         return Deny("expired") if decision is None else decision
 
 
-def _answer(
-    decision: Decision, by: DecidedBy, note: str = "", option_id: str | None = None
-) -> Answer:
-    return Answer(decision=decision, option_id=option_id, by=by, note=short(note) or "")
+def _by_rule(rule: Rule) -> Interpretation:
+    return Interpretation(make_answer("allow", "rule", rule=rule), Allow(), rule)
 
 
-def _permission_answer(result: Allow | Deny, by: DecidedBy) -> Answer:
+def _decision_of(result: Allow | Deny) -> tuple[Decision]:
     if isinstance(result, Allow):
-        return _answer("allow", by)
-    decision: Decision = "expired" if result.reason == "expired" else "deny"
-    return _answer(decision, by, result.message)
+        return ("allow",)
+    return ("expired",) if result.reason == "expired" else ("deny",)
 
 
-def _default_result(kind: str, answer: Answer) -> Result:
-    decision = answer["decision"]
-    if kind == "permission":
-        if decision == "expired":
-            return Deny("expired")
-        if decision == "interrupted":
-            return Deny("interrupted", answer["note"])
-        return Deny("rejected", answer["note"] if answer["by"] == "kernel" else "")
-    if decision in ("expired", "interrupted"):
-        return Unanswered(decision)
-    return Unanswered("no_answer")
+def _note_of(result: Allow | Deny) -> str:
+    return result.message if isinstance(result, Deny) else ""
 
 
 def _epoch_ms(seconds_from_now: float) -> int:

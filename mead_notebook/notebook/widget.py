@@ -22,7 +22,17 @@ import traitlets
 
 from .. import _waiting
 from ..calls import Call
-from ..interaction import Allow, Choice, Deny, Picked, Policy, Request, Unanswered, Update
+from ..interaction import (
+    Allow,
+    Answered,
+    Choice,
+    Deny,
+    Picked,
+    Policy,
+    Request,
+    Unanswered,
+    Update,
+)
 from ..turn import TurnResult
 from . import cards
 from .protocol import CallMessage, Card, Question, TextMessage, clean_text, parse
@@ -259,7 +269,7 @@ class NotebookInteraction(anywidget.AnyWidget):
             self._put_card(cards.updated(card, details), send=False)
         return self._questions.permission(request)
 
-    def ask_choice(self, context: Any, choice: Choice) -> Picked | Unanswered:
+    def ask_choice(self, context: Any, choice: Choice) -> Picked | Answered | Unanswered:
         """Put the question to the person; block until answered, expired or interrupted."""
         return self._questions.choice(choice)
 

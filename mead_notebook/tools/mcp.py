@@ -278,7 +278,9 @@ class MCPServer:
                     ready.set_result(listed)
                 stop = self._stop
                 if stop is None:
-                    raise MCPServerError(f"{self.name}: the server was started without a stop event")
+                    raise MCPServerError(
+                        f"{self.name}: the server was started without a stop event"
+                    )
                 await stop.wait()
         except asyncio.CancelledError:
             if not ready.done():

@@ -1,0 +1,130 @@
+"""What a view's answer means: the decision, result and rule for one question.
+
+Pure functions over a question's facts and a parsed :class:`AnswerMessage`; a
+string back means the answer is refused (and why). Nothing here settles anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..driver import short
+from ..interaction import Allow, Answered, Deny, Picked, Request, Unanswered
+from .protocol import Answer, AnswerMessage, DecidedBy, Decision, Scope
+from .rules import Rule, check_arguments, rule_for, scopes_for
+
+__all__ = ["Asked", "Interpretation", "Result", "interpret", "make_answer"]
+
+Result = Allow | Deny | Picked | Answered | Unanswered
+
+
+@dataclass
+class Asked:
+    """What was asked: a permission's request, or a choice's options."""
+
+    kind: Literal["permission", "choice"]
+    request: Request | None = None
+    options: dict[str, str] = field(default_factory=dict)
+    multiple: bool = False
+
+    @property
+    def scopes(self) -> list[Scope]:
+        return scopes_for(self.request) if self.request is not None else []
+
+    @property
+    def schema(self) -> dict[str, Any] | None:
+        return None if self.request is None else self.request.get("parameters")
+
+
+@dataclass(frozen=True)
+class Interpretation:
+    """A valid answer: what the view shows, what the turn gets, the rule it makes."""
+
+    answer: Answer
+    result: Result
+    rule: Rule | None = None
+
+
+def make_answer(
+    decision: Decision,
+    by: DecidedBy,
+    note: str = "",
+    *,
+    option_ids: list[str] | None = None,
+    text: str | None = None,
+    arguments: dict[str, Any] | None = None,
+    rule: Rule | None = None,
+) -> Answer:
+    """An :class:`Answer` with every field set."""
+    return Answer(
+        decision=decision,
+        option_id=option_ids[0] if option_ids else None,
+        option_ids=option_ids,
+        text=text,
+        arguments=arguments,
+        rule=None if rule is None else str(rule),
+        by=by,
+        note=short(note) or "",
+    )
+
+
+def interpret(asked: Asked, message: AnswerMessage) -> Interpretation | str:
+    """The meaning of ``message`` for ``asked``, or why it is refused."""
+    if asked.kind == "permission":
+        return _permission(asked, message)
+    return _choice(asked, message)
+
+
+def _permission(asked: Asked, message: AnswerMessage) -> Interpretation | str:
+    decision, note = message["decision"], message["note"]
+    if decision is None:
+        return "a permission needs allow or deny"
+    if decision == "deny":
+        return Interpretation(make_answer("deny", "person", note), Deny("rejected", note))
+    request = asked.request
+    edited = message["arguments"]
+    if edited is not None and request is not None and edited == request["arguments"]:
+        edited = None
+    if edited is not None:
+        problem = check_arguments(asked.schema, edited)
+        if problem is not None:
+            return f"the edited arguments do not fit the tool: {problem}"
+    rule = None
+    if message["remember"] is not None:
+        rule = rule_for(request, message["remember"]) if request is not None else None
+        if rule is None:
+            return f"'Allow always' for this {message['remember']} is not offered here"
+    answer = make_answer("allow", "person", note, arguments=edited, rule=rule)
+    return Interpretation(answer, Allow(arguments=edited), rule)
+
+
+def _choice(asked: Asked, message: AnswerMessage) -> Interpretation | str:
+    note, text, picked = message["note"], message["text"], message["option_ids"]
+    if text is not None:
+        answer = make_answer("picked", "person", note, text=text)
+        return Interpretation(answer, Answered(text))
+    if not picked:
+        return "a choice needs options or an Other text"
+    unknown = [o for o in picked if o not in asked.options]
+    if unknown:
+        return f"unknown options {unknown}"
+    if len(picked) > 1 and not asked.multiple:
+        return "this question takes one option"
+    answer = make_answer("picked", "person", note, option_ids=picked)
+    return Interpretation(answer, Picked(picked[0], tuple(picked[1:])))
+
+
+def unanswered(asked: Asked, decision: Decision, by: DecidedBy, note: str) -> Interpretation:
+    """How ``asked`` ends when nobody answers (expired, interrupted, no view, kernel)."""
+    answer = make_answer(decision, by, note)
+    if asked.kind == "choice":
+        reason: Literal["expired", "interrupted", "no_answer"] = (
+            decision if decision in ("expired", "interrupted") else "no_answer"
+        )
+        return Interpretation(answer, Unanswered(reason))
+    if decision == "expired":
+        return Interpretation(answer, Deny("expired"))
+    if decision == "interrupted":
+        return Interpretation(answer, Deny("interrupted", note))
+    return Interpretation(answer, Deny("rejected", note if by == "kernel" else ""))
