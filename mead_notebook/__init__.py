@@ -17,6 +17,7 @@ from .errors import (
 )
 from .interaction import (
     Allow,
+    Answered,
     Choice,
     Deny,
     Interaction,
@@ -45,6 +46,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Allow",
+    "Answered",
     "AnthropicModel",
     "Call",
     "CallRecord",

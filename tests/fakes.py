@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 from comm.base_comm import BaseComm
@@ -40,3 +42,20 @@ class RecordingComm(BaseComm):
             for t, d in list(self.sent)
             if t == "comm_msg" and d.get("method") == "update"
         ]
+
+
+def answer_when_asked(w: Any, c: Any, tool_call_id: str, **answer: Any) -> threading.Thread:
+    """Play the person: wait for the question on the card, then answer it."""
+
+    def person() -> None:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            question = (w.calls.get(tool_call_id) or {}).get("question")
+            if question and question["answer"] is None:
+                w.deliver({"type": "answer", "question_id": question["id"], **answer})
+                return
+            time.sleep(0.005)
+
+    t = threading.Thread(target=person, daemon=True)
+    t.start()
+    return t

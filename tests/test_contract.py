@@ -6,12 +6,10 @@ What an adapter for another agent framework does: no Router, only the callbacks 
 
 from __future__ import annotations
 
-import threading
-import time
 from typing import Any
 
 import pytest
-from fakes import RecordingComm
+from fakes import answer_when_asked
 
 from mead_notebook import (
     Allow,
@@ -20,7 +18,6 @@ from mead_notebook import (
     Choice,
     Deny,
     Interaction,
-    NotebookInteraction,
     Picked,
     TurnDriver,
     TurnHooks,
@@ -30,25 +27,6 @@ from mead_notebook import (
 from mead_notebook.policies import AllowReads
 
 pytestmark = pytest.mark.timeout(60)
-
-
-def answer_when_asked(
-    w: NotebookInteraction, c: RecordingComm, tool_call_id: str, **answer: Any
-) -> threading.Thread:
-    """Play the person: wait for the question on the card, then answer it."""
-
-    def person() -> None:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            question = (w.calls.get(tool_call_id) or {}).get("question")
-            if question and question["answer"] is None:
-                w.deliver({"type": "answer", "question_id": question["id"], **answer})
-                return
-            time.sleep(0.005)
-
-    t = threading.Thread(target=person, daemon=True)
-    t.start()
-    return t
 
 
 def test_the_widget_implements_both_protocols(make: Any) -> None:

@@ -15,8 +15,8 @@ from .protocol import Card, Question, clean_text, clean_value
 __all__ = ["end_open", "new_card", "updated", "with_question"]
 
 
-def new_card(tool_call_id: str, title: str = "") -> Card:
-    """A card for a call nothing is known of yet."""
+def new_card(tool_call_id: str, title: str = "", *, text_offset: int = 0) -> Card:
+    """A card for a call nothing is known of yet, placed at ``text_offset`` in the text."""
     return Card(
         {
             "tool_call_id": tool_call_id,
@@ -34,7 +34,7 @@ def new_card(tool_call_id: str, title: str = "") -> Card:
             "error": None,
             "question": None,
             "approved_arguments": None,
-            "text_offset": 0,
+            "text_offset": text_offset,
         }
     )
 

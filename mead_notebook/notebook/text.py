@@ -55,6 +55,10 @@ class TextStream:
         """Buffer one fragment (lock-free: list.append is atomic, only :meth:`flush` removes)."""
         self.pending.append(fragment)
 
+    def position(self) -> int:
+        """The UTF-16 length of all text so far, buffered text included."""
+        return self.offset + sum(utf16_len(p) for p in list(self.pending))
+
     def buffered_chars(self) -> int:
         """Characters buffered and not yet flushed."""
         return sum(len(p) for p in list(self.pending))

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,6 +23,7 @@ import anywidget
 import traitlets
 
 from .. import _waiting
+from ..audit import AuditLog
 from ..calls import Call
 from ..interaction import (
     Allow,
@@ -36,7 +39,8 @@ from ..interaction import (
 from ..turn import TurnResult
 from . import cards
 from .protocol import CallMessage, Card, Question, TextMessage, clean_text, parse
-from .questions import Questions
+from .questions import Questions, QuestionState
+from .rules import Rule
 from .text import FLUSH_INTERVAL, TextStream
 
 log = logging.getLogger(__name__)
@@ -79,7 +83,9 @@ class NotebookInteraction(anywidget.AnyWidget):
     is there to answer, in which case ``fallback`` decides permissions (a policy;
     no rule or none given: deny as expired) and choices go unanswered. ``policy``
     settles the requests it has a rule for without asking. ``display=False``
-    leaves displaying to you.
+    leaves displaying to you. ``keyboard=False`` turns the keyboard answers off.
+    ``audit`` is a path: every request and its outcome is appended there as JSON
+    Lines (read it back with :func:`mead_notebook.audit.read`).
     """
 
     _esm = _esm()
@@ -99,6 +105,8 @@ class NotebookInteraction(anywidget.AnyWidget):
     """Tool-call cards by ``tool_call_id``; changes travel as ``call`` messages."""
     order = traitlets.List(traitlets.Unicode()).tag(sync=True)
     """The ``tool_call_id`` of every card, in the order the cards appeared."""
+    keyboard = traitlets.Bool(True).tag(sync=True)
+    """Whether a focused question answers keys (Enter, Esc, numbers)."""
 
     def __init__(
         self,
@@ -108,6 +116,8 @@ class NotebookInteraction(anywidget.AnyWidget):
         fallback: Policy | None = None,
         policy: Policy | None = None,
         display: bool = True,
+        keyboard: bool = True,
+        audit: str | os.PathLike[str] | None = None,
         **kwargs: Any,
     ) -> None:
         if timeout is not None and (not math.isfinite(timeout) or timeout <= 0):
@@ -122,6 +132,8 @@ class NotebookInteraction(anywidget.AnyWidget):
         self._local = threading.local()
         self._lock = threading.RLock()
         self._auto_display = display
+        self._audit = None if audit is None else AuditLog(audit)
+        self._turns = 0
         self._handles: dict[str, Call] = {}
         self._cancel_requested: set[str] = set()
         self._text = TextStream(self._lock, self._emit_text, self._streaming)
@@ -132,8 +144,9 @@ class NotebookInteraction(anywidget.AnyWidget):
             grace=grace,
             policy=policy,
             fallback=fallback,
+            settled=self._audit_decision,
         )
-        super().__init__(**kwargs)
+        super().__init__(keyboard=keyboard, **kwargs)
         self.on_msg(self._on_custom_msg)
 
     @property
@@ -145,6 +158,20 @@ class NotebookInteraction(anywidget.AnyWidget):
     def policy(self) -> Policy | None:
         """The policy that settles requests without asking."""
         return self._questions.policy
+
+    @property
+    def rules(self) -> list[Rule]:
+        """The "Allow always" rules the person made, oldest first."""
+        return self._questions.rules
+
+    def forget(self, rule: Rule | str | None = None) -> None:
+        """Revoke one rule (a :class:`Rule` or its text, like ``"tool delete_file"``), or all."""
+        if isinstance(rule, str):
+            found = [r for r in self._questions.rules if str(r) == rule]
+            if not found:
+                raise ValueError(f"no such rule: {rule!r}; the rules are {self.rules}")
+            rule = found[0]
+        self._questions.forget(rule)
 
     # -- what the kernel shows -----------------------------------------------------------
 
@@ -176,6 +203,7 @@ class NotebookInteraction(anywidget.AnyWidget):
         """Reset for a new turn and display the widget if it is not shown yet."""
         self._questions.new_turn()
         with self._lock:
+            self._turns += 1
             self._text.reset()
             self._handles.clear()
             self._cancel_requested.clear()
@@ -250,9 +278,13 @@ class NotebookInteraction(anywidget.AnyWidget):
             log.warning("tool_updated without a tool_call_id: %r", update)
             return
         with self._lock:
-            card = cards.updated(self._card(tool_call_id), update)
+            card = self.calls.get(tool_call_id)
+            if card is None:
+                card = cards.new_card(tool_call_id, text_offset=self._text.position())
+            card = cards.updated(card, update)
             if card["status"] in ("completed", "failed"):
                 self._handles.pop(tool_call_id, None)
+                self._audit_end(card)
             self._put_card(card)
 
     def register_call(self, context: Any, tool_call_id: str, call: Call) -> None:
@@ -318,7 +350,9 @@ class NotebookInteraction(anywidget.AnyWidget):
 
     def _card(self, tool_call_id: str) -> Card:
         card: Card | None = self.calls.get(tool_call_id)
-        return card if card is not None else cards.new_card(tool_call_id)
+        if card is None:
+            card = cards.new_card(tool_call_id, text_offset=self._text.position())
+        return card
 
     def _show_question(self, tool_call_id: str, question: Question) -> None:
         with self._lock:
@@ -345,6 +379,55 @@ class NotebookInteraction(anywidget.AnyWidget):
 
     def _streaming(self) -> bool:
         return self.status == "running" and self.comm is not None
+
+    def _audit_fields(self, card: Card) -> dict[str, Any]:
+        return {
+            "interaction": self.model_id,
+            "turn": self._turns,
+            "tool_call_id": card["tool_call_id"],
+            "tool": card["tool"],
+            "server": card["server"],
+            "class": card["class"],
+            "arguments": card["arguments"],
+        }
+
+    def _audit_decision(self, q: QuestionState) -> None:
+        if self._audit is None or q.settled is None:
+            return
+        answer = q.settled.answer
+        with self._lock:
+            fields = self._audit_fields(self._card(q.tool_call_id))
+        fields.update(
+            kind=q.kind,
+            prompt=q.prompt,
+            asked_at=q.opened_at,
+            decided_at=q.settled_at,
+            decided_by=answer["by"],
+            decision=answer["decision"],
+            approved_arguments=answer["arguments"],
+            rule=answer["rule"],
+            note=answer["note"],
+            answer={"option_ids": answer["option_ids"], "text": answer["text"]}
+            if q.kind == "choice"
+            else None,
+        )
+        self._audit.write("decided", fields)
+
+    def _audit_end(self, card: Card) -> None:
+        if self._audit is None:
+            return
+        fields = self._audit_fields(card)
+        fields.update(
+            approved_arguments=card["approved_arguments"],
+            ended_at=time.time(),
+            status=card["status"],
+            outcome=card["outcome"],
+            error=card["error"],
+        )
+        try:
+            self._audit.write("ended", fields)
+        except OSError:
+            log.exception("the audit log %s could not be written", self._audit.path)
 
     def _wait(self, event: threading.Event, timeout: float) -> object:
         return _waiting.wait_for(self, event, timeout)

@@ -1,0 +1,100 @@
+"""An audit log of every request and its outcome, as JSON Lines.
+
+``NotebookInteraction(audit="path")`` appends one line when a question is
+decided (who decided: ``person``, ``policy``, ``rule``, ``timeout``,
+``fallback`` when nobody was there, or ``kernel``; with the arguments as asked
+and as approved) and one when the call ends (its status and outcome). Each line
+is written and flushed at once, so a kernel that dies mid-turn loses nothing
+already decided. :func:`read` joins the lines into one record per call.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+log.addHandler(logging.NullHandler())
+
+__all__ = ["FIELDS", "AuditLog", "read"]
+
+FIELDS = (
+    "interaction",
+    "turn",
+    "tool_call_id",
+    "kind",
+    "tool",
+    "server",
+    "class",
+    "arguments",
+    "approved_arguments",
+    "prompt",
+    "asked_at",
+    "decided_at",
+    "decided_by",
+    "decision",
+    "rule",
+    "note",
+    "answer",
+    "ended_at",
+    "status",
+    "outcome",
+    "error",
+)
+"""The fields of a record :func:`read` returns, in order (absent ones are None)."""
+
+
+class AuditLog:
+    """Appends audit lines to ``path`` (created with its folders if missing)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+
+    def write(self, event: str, fields: Mapping[str, Any]) -> None:
+        """Append one line ``{"event": event, "time": now, **fields}`` and flush it."""
+        line = json.dumps(
+            {"event": event, "time": time.time(), **fields}, ensure_ascii=False, default=str
+        )
+        with self._lock, self.path.open("a", encoding="utf-8") as f:
+            f.write(line + "\n")
+            f.flush()
+
+
+def read(path: str | os.PathLike[str], *, as_frame: bool = False) -> Any:
+    """One record per call (a dict of :data:`FIELDS`), in the order calls first appear.
+
+    A half-written last line (the kernel died while writing) is skipped. With
+    ``as_frame=True``, a pandas DataFrame (pandas must be installed).
+    """
+    records: dict[tuple[Any, Any, Any], dict[str, Any]] = {}
+    with Path(path).open(encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                log.warning("%s:%d is not a whole JSON line; skipped", path, number)
+                continue
+            if not isinstance(entry, dict):
+                continue
+            key = (entry.get("interaction"), entry.get("turn"), entry.get("tool_call_id"))
+            record = records.setdefault(key, dict.fromkeys(FIELDS))
+            for name in FIELDS:
+                value = entry.get(name)
+                if value is not None:
+                    record[name] = value
+    rows = list(records.values())
+    if not as_frame:
+        return rows
+    try:
+        import pandas
+    except ImportError as exc:
+        raise ImportError("read(..., as_frame=True) needs pandas: pip install pandas") from exc
+    return pandas.DataFrame(rows, columns=list(FIELDS))
