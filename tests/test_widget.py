@@ -120,7 +120,16 @@ def test_synced_traits_are_the_protocol_ones(make: Any) -> None:
     w, c = make()
     base = set(anywidget.AnyWidget.class_traits(sync=True)) | {"_esm", "_css", "_anywidget_id"}
     synced = set(w.keys) - base
-    assert synced == {"prompt", "status", "stop_reason", "error", "text", "calls", "order"}
+    assert synced == {
+        "prompt",
+        "status",
+        "stop_reason",
+        "error",
+        "text",
+        "calls",
+        "order",
+        "keyboard",
+    }
     opened = [d for t, d in c.sent if t == "comm_open"]
     assert opened[0]["state"]["status"] == "idle"
     assert opened[0]["state"]["calls"] == {}

@@ -89,6 +89,8 @@ export interface Model {
   text: string;
   calls: Record<string, Card>;
   order: string[];
+  /** whether a focused question answers keys (Enter, Esc, numbers) */
+  keyboard: boolean;
 }
 
 /** Kernel to frontend: the text from UTF-16 offset `start` on is `delta`. */
