@@ -4,6 +4,7 @@
 import { attachMerger } from "./state.js";
 import { TurnView } from "./view.js";
 
+/** @type {import("./model").TurnWidget} */
 export default {
   // Runs once per model: kernel messages are merged once however many views exist.
   initialize({ model }) {

@@ -2,6 +2,9 @@
 // `mead_notebook/widget.py`; the contract is `docs/widget-protocol.md`.
 // Keep the three in step.
 
+import type { AnyModel, Initialize, Render } from "@anywidget/types";
+import type { Ticker } from "./countdown.js";
+
 export type TurnStatus = "idle" | "running" | "done" | "error" | "interrupted";
 export type CallStatus = "pending" | "in_progress" | "completed" | "failed";
 export type Outcome = "denied" | "cancelled" | "expired" | "interrupted" | null;
@@ -13,11 +16,16 @@ export interface Answer {
   note: string;
 }
 
+export interface Option {
+  id: string;
+  label: string;
+}
+
 export interface Question {
   id: string;
   kind: "permission" | "choice";
   prompt: string | null;
-  options: { id: string; label: string }[] | null;
+  options: Option[] | null;
   /** epoch milliseconds, or null when no timeout applies */
   deadline: number | null;
   answer: Answer | null;
@@ -28,7 +36,7 @@ export interface Card {
   title: string;
   tool: string;
   server: string;
-  class: "read" | "effect";
+  class: "read" | "effect" | null;
   arguments: unknown;
   status: CallStatus;
   outcome: Outcome;
@@ -51,6 +59,15 @@ export interface Model {
   order: string[];
 }
 
+/** The model of one NotebookInteraction, as anywidget hands it over. */
+export type TurnModel = AnyModel<Model>;
+
+/** The anywidget lifecycle of the turn's frontend (`src/index.js`). */
+export interface TurnWidget {
+  initialize: Initialize<Model>;
+  render: Render<Model>;
+}
+
 /** Kernel to frontend custom messages. */
 export type KernelMessage =
   | { type: "text"; start: number; delta: string }
@@ -62,3 +79,22 @@ export type FrontendMessage =
   | { type: "answer"; question_id: string; decision: "allow" | "deny"; note: string }
   | { type: "answer"; question_id: string; option_id: string }
   | { type: "cancel"; tool_call_id: string };
+
+/** What the parts of one view share. */
+export interface ViewContext {
+  /** send a message to the kernel, unless the view is gone */
+  send(message: FrontendMessage): void;
+  ticker: Ticker;
+  /** an id unique in the page, for `id`/`for`/`name` attributes */
+  uid(): string;
+}
+
+/** The view of a card's question. */
+export interface QuestionView {
+  el: HTMLElement;
+  /** whether it waits for an answer */
+  open: boolean;
+  /** move focus to its first control; false when it cannot take focus */
+  focus(): boolean;
+  dispose(): void;
+}
