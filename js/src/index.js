@@ -1,8 +1,12 @@
 // The anywidget frontend of `mead_notebook.NotebookInteraction`
 // (`mead_notebook/widget.py`; contract in `docs/widget-protocol.md`).
 
+import { version } from "../package.json";
 import { attachMerger } from "./state.js";
 import { TurnView } from "./view.js";
+
+/** The version of the frontend, `js/package.json`'s, which the Python package shares. */
+export { version };
 
 /** @type {import("./model").TurnWidget} */
 export default {
