@@ -18,10 +18,8 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Final, Literal, TypedDict
 
-import anywidget
 import traitlets
 
 from . import _waiting
@@ -36,26 +34,12 @@ from .interaction import (
     Unanswered,
     Update,
 )
+from .notebook.frontend import LoadsFrontend
 
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
 
 __all__ = ["NotebookInteraction"]
-
-_STATIC = Path(__file__).parent / "static"
-_FALLBACK_ESM: Final = """\
-export default {
-  render({ model, el }) {
-    const show = () => {
-      const calls = Object.keys(model.get("calls") || {}).length;
-      el.textContent = `mead: ${model.get("status")}, ${calls} tool calls ` +
-        "(the widget's frontend bundle is not built)";
-    };
-    show();
-    model.on("change", show);
-  },
-};
-"""
 
 FLUSH_INTERVAL: Final = 0.03
 """Seconds of turn time between two text messages, at most one message per interval."""
@@ -98,16 +82,6 @@ class _Question:
     settled_by: Mapping[str, Any] | None = None
 
 
-def _esm() -> Path | str:
-    path = _STATIC / "widget.js"
-    return path if path.is_file() else _FALLBACK_ESM
-
-
-def _css() -> Path | str:
-    path = _STATIC / "widget.css"
-    return path if path.is_file() else ""
-
-
 def _utf16_len(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
@@ -123,7 +97,7 @@ def _epoch_ms(seconds_from_now: float) -> int:
     return int((time.time() + seconds_from_now) * 1000)
 
 
-class NotebookInteraction(anywidget.AnyWidget):
+class NotebookInteraction(LoadsFrontend):
     """Shows a turn in the notebook and asks the person about tool calls.
 
     ``timeout`` bounds every question (``None``: no bound, but only once a view has
@@ -132,9 +106,6 @@ class NotebookInteraction(anywidget.AnyWidget):
     deny as expired) and choices go unanswered. ``policy`` settles the requests it
     has a rule for without asking. ``display=False`` leaves displaying to you.
     """
-
-    _esm = _esm()
-    _css = _css()
 
     prompt = traitlets.Unicode("").tag(sync=True)
     """The turn's prompt."""
@@ -875,16 +846,3 @@ def _error_text(error: BaseException) -> str:
         return "interrupted (KeyboardInterrupt)"
     message = str(error)
     return _short(f"{type(error).__name__}: {message}" if message else type(error).__name__) or ""
-
-
-def _read_bundle() -> None:
-    """Read the bundle once at import, so a rebuild in progress cannot break a new widget."""
-    for key, fallback in (("_esm", _FALLBACK_ESM), ("_css", "")):
-        try:
-            str(getattr(NotebookInteraction, key))
-        except OSError:
-            log.warning("the widget's %s file could not be read; using a minimal one", key)
-            setattr(NotebookInteraction, key, fallback)
-
-
-_read_bundle()

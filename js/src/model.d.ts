@@ -1,6 +1,7 @@
 // The synced traits of `NotebookInteraction`, mirrored from
 // `mead_notebook/widget.py`; the contract is `docs/widget-protocol.md`.
-// Keep the three in step.
+// Keep the three in step. The shared frontend widget's traits are mirrored
+// from `mead_notebook/notebook/frontend.py`.
 
 import type { AnyModel, Initialize, Render } from "@anywidget/types";
 import type { Ticker } from "./countdown.js";
@@ -57,6 +58,20 @@ export interface Model {
   text: string;
   calls: Record<string, Card>;
   order: string[];
+  /** `"IPY_MODEL_<id>"` of the kernel session's shared `Frontend` widget */
+  _frontend: string;
+}
+
+/** The traits of the shared `Frontend` widget that holds the code. */
+export interface FrontendCode {
+  /** the ES module built from `src/index.js` */
+  code: string;
+  /** the stylesheet built from `src/styles.css` */
+  css: string;
+  /** SHA-256 of code and css, hex */
+  digest: string;
+  /** the mead_notebook version that sent them */
+  version: string;
 }
 
 /** The model of one NotebookInteraction, as anywidget hands it over. */
