@@ -49,9 +49,8 @@ import anywidget
 import ipywidgets
 import traitlets
 from IPython.display import Markdown, display
-from mead_notebook import Allow, Router, ScriptedModel, Unanswered
+from mead_notebook import Allow, NotebookInteraction, Router, ScriptedModel, Unanswered
 from mead_notebook.notebook.frontend import STATIC
-from mead_notebook.widget import NotebookInteraction
 
 FRAGMENTS = make_fragments({n})
 RATE = {rate}

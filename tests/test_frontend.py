@@ -13,9 +13,9 @@ import pytest
 from comm.base_comm import BaseComm
 
 import mead_notebook
+from mead_notebook import NotebookInteraction
 from mead_notebook.notebook import frontend
 from mead_notebook.notebook.frontend import Frontend, LoadsFrontend, shared_frontend
-from mead_notebook.widget import NotebookInteraction
 
 
 class OpenedComm(BaseComm):
