@@ -8,7 +8,14 @@ notebooks do it today (a display handle updated per fragment, ``print`` into an
 ``ipywidgets.Output``, a synced string trait appended per fragment). The client
 reads the raw IOPub frames the kernel sends for the cell and counts them.
 
+Then the bytes each turn's widget costs, over the wire (its ``comm_open``) and in
+saved widget state, for ``--turns`` turns in one kernel: ``NotebookInteraction``,
+whose code travels once per kernel in the shared frontend widget, beside the same
+widget carrying the whole bundle as its own ``_esm``/``_css`` (as every widget did
+before the code was shared).
+
 Run: .venv/bin/python bench/stream.py [--fragments 20000] [--repeats 9] [--paced | --rate N]
+                                      [--turns 50]
 """
 
 from __future__ import annotations
@@ -42,8 +49,8 @@ import anywidget
 import ipywidgets
 import traitlets
 from IPython.display import Markdown, display
-from mead_notebook import Allow, Router, ScriptedModel, Unanswered
-from mead_notebook import NotebookInteraction
+from mead_notebook import Allow, NotebookInteraction, Router, ScriptedModel, Unanswered
+from mead_notebook.notebook.frontend import STATIC
 
 FRAGMENTS = make_fragments({n})
 RATE = {rate}
@@ -64,6 +71,13 @@ class Base:
 
     def text_delta(self, context, text):
         pass
+
+
+class BundleInEveryWidget(NotebookInteraction):
+    # Every widget carrying the whole frontend, as before the code was shared.
+    _esm = (STATIC / "widget.js").read_text()
+    _css = (STATIC / "widget.css").read_text()
+    _frontend = traitlets.Any(None)
 
 
 class Empty(anywidget.AnyWidget):
@@ -130,16 +144,35 @@ class Paced:
             yield fragment
 
 
-def turn(interaction):
-    model = Paced() if RATE else ScriptedModel([FRAGMENTS])
+def turn(interaction, fragments=None):
+    fragments = FRAGMENTS if fragments is None else fragments
+    model = Paced() if RATE else ScriptedModel([fragments])
     router = Router(model)
     started = time.perf_counter()
     result = router.run("Write a long answer", interaction=interaction)
     elapsed = time.perf_counter() - started
-    assert result.text == "".join(FRAGMENTS)
+    assert result.text == "".join(fragments)
     return elapsed
+
+
+def saved_state():
+    # The widget state a notebook saved now would hold, by kind of widget.
+    import json
+
+    sizes = {{}}
+    for entry in ipywidgets.Widget.get_manager_state()["state"].values():
+        state = entry["state"]
+        kind = "shared" if "code" in state else "turn" if "_esm" in state else "other"
+        sizes.setdefault(kind, []).append(len(json.dumps(entry)))
+    print(json.dumps(sizes))
 """
 )
+
+WIDGET_VARIANTS: dict[str, str] = {
+    "bundle in every widget (before)": "BundleInEveryWidget",
+    "shared frontend (now)": "NotebookInteraction",
+}
+"""How the turn's widget gets its code, and the class that does it that way."""
 
 VARIANTS: dict[str, str] = {
     "no interaction": "turn(None)",
@@ -306,6 +339,81 @@ def final_text(name: str, run: Run) -> str | None:
     return None
 
 
+@dataclass
+class WidgetBytes:
+    """What ``turns`` turns' widgets cost in one kernel, in bytes, by kind of widget."""
+
+    turns: int
+    opens: dict[str, list[int]]
+    saved: dict[str, list[int]]
+
+    def per_turn(self, sizes: dict[str, list[int]]) -> float:
+        return sum(sizes.get("turn", [])) / self.turns
+
+    @staticmethod
+    def once(sizes: dict[str, list[int]]) -> int:
+        return sum(sizes.get("shared", []))
+
+    @staticmethod
+    def total(sizes: dict[str, list[int]]) -> int:
+        return sum(sum(v) for kind, v in sizes.items() if kind != "other")
+
+
+def widget_bytes(cls: str, turns: int) -> WidgetBytes:
+    """Run ``turns`` short turns with widgets of class ``cls`` in a fresh kernel."""
+    km = KernelManager(kernel_name="python3")
+    km.start_kernel()
+    kc = km.blocking_client()
+    kc.start_channels()
+    try:
+        kc.wait_for_ready(timeout=60)
+        execute(km, kc, SETUP.format(n=200, rate=0.0))
+        run = execute(km, kc, f"for _ in range({turns}):\n    turn({cls}(display=False))")
+        saved = execute(km, kc, "saved_state()")
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    opens: dict[str, list[int]] = {}
+    for f in run.frames:
+        if f.header["msg_type"] == "comm_open":
+            state = json.loads(f.content)["data"]["state"]
+            kind = "shared" if "code" in state else "turn" if "_esm" in state else "other"
+            opens.setdefault(kind, []).append(f.size)
+    printed = "".join(
+        json.loads(f.content)["text"] for f in saved.frames if f.header["msg_type"] == "stream"
+    )
+    return WidgetBytes(turns, opens, json.loads(printed))
+
+
+def report_widget_bytes(turns: int) -> None:
+    """Print the bytes per turn's widget, before and now, side by side."""
+    found = {name: widget_bytes(cls, turns) for name, cls in WIDGET_VARIANTS.items()}
+    print()
+    print(
+        f"Bytes per turn's widget, {turns} turns in one kernel (comm_open: its frame on the "
+        "wire; saved: its entry in the notebook's widget state)"
+    )
+    header = (
+        f"{'variant':<33}{'comm_open':>10}{'saved':>9}{'shared once':>13}"
+        f"{f'{turns} turns, open':>17}{f'{turns} turns, saved':>18}"
+    )
+    print(header)
+    print("-" * len(header))
+    for name, b in found.items():
+        print(
+            f"{name:<33}{b.per_turn(b.opens):>10,.0f}{b.per_turn(b.saved):>9,.0f}"
+            f"{b.once(b.opens):>13,}{b.total(b.opens):>17,}{b.total(b.saved):>18,}"
+        )
+    before, now = (found[name] for name in WIDGET_VARIANTS)
+    print(
+        f"  before / now, {turns} turns: comm_open "
+        f"{before.total(before.opens) / max(1, now.total(now.opens)):.1f}x, saved state "
+        f"{before.total(before.saved) / max(1, now.total(now.saved)):.1f}x"
+    )
+    layout = statistics.median(now.opens.get("other", [0]))
+    print(f"  (not counted: each widget's ipywidgets Layout, {layout:,.0f} bytes, alike both ways)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--fragments", type=int, default=20_000)
@@ -318,6 +426,9 @@ def main() -> None:
         "--rate", type=float, default=0.0, help="stream at about this many fragments a second"
     )
     parser.add_argument("--only", nargs="*", default=list(VARIANTS), choices=list(VARIANTS))
+    parser.add_argument(
+        "--turns", type=int, default=50, help="turns for the bytes per widget (0: skip)"
+    )
     args = parser.parse_args()
     rate = args.rate or (10_000.0 if args.paced else 0.0)
 
@@ -348,8 +459,9 @@ def main() -> None:
             km.shutdown_kernel(now=True)
         print(f"  measured {', '.join(names)}", file=sys.stderr)
 
-    base = statistics.median(r.seconds for r in results.get("no interaction", [])) or None
-    base_turn = statistics.median(r.turn_seconds for r in results.get("no interaction", [])) or None
+    none = results.get("no interaction", [])
+    base = statistics.median(r.seconds for r in none) if none else None
+    base_turn = statistics.median(r.turn_seconds for r in none) if none else None
     pace = f"paced at about {rate:,.0f} a second" if rate else "as fast as the model yields them"
     print(
         f"{args.fragments} fragments {pace}, {len(expected)} characters "
@@ -411,8 +523,8 @@ def main() -> None:
         total = statistics.median(r.bytes for r in runs)
         print(f"  bytes / text size          : {total / text_bytes:.2f}  (target <= 3)")
         print(
-            f"    without the widget's comm_open ({opened:,.0f} bytes, the JS/CSS bundle "
-            f"sent once per widget): {(total - opened) / text_bytes:.2f}"
+            f"    without the widget's comm_open ({opened:,.0f} bytes: its loader and traits, "
+            f"the code travels once per kernel): {(total - opened) / text_bytes:.2f}"
         )
         parts = breakdown(run)
         for_text = parts.get("custom text", 0) + sum(
@@ -426,6 +538,8 @@ def main() -> None:
             print(f"    {kind:<26}: {size:>10,} bytes")
         print(f"  text messages per turn     : {texts}")
         print(f"  max text messages in 30 ms : {worst}  (target <= 1)")
+    if args.turns > 0:
+        report_widget_bytes(args.turns)
 
 
 if __name__ == "__main__":

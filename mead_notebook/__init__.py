@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from importlib import import_module
+from importlib import metadata as _metadata
 from typing import TYPE_CHECKING, Any
 
 from .calls import Call
@@ -42,7 +43,10 @@ if TYPE_CHECKING:
     from .providers import AnthropicModel, OpenAIModel
     from .tools.mcp import MCPServer
 
-__version__ = "0.1.0"
+try:
+    __version__ = _metadata.version("mead-notebook")  # from js/package.json, at build time
+except _metadata.PackageNotFoundError:  # a checkout on the path, not installed
+    __version__ = "unknown"
 
 __all__ = [
     "Allow",

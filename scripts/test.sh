@@ -9,5 +9,6 @@ export PATH="$root/.venv/bin:$PATH"
 
 echo "== ruff"; ruff check . && ruff format --check .
 echo "== mypy"; mypy
+echo "== typecheck"; (cd js && npm run typecheck --silent)
 echo "== vitest"; (cd js && npm test --silent)
 echo "== pytest"; pytest --nbval "$@"

@@ -129,6 +129,7 @@ def test_synced_traits_are_the_protocol_ones(make: Any) -> None:
         "calls",
         "order",
         "keyboard",
+        "_frontend",
     }
     opened = [d for t, d in c.sent if t == "comm_open"]
     assert opened[0]["state"]["status"] == "idle"

@@ -3,10 +3,13 @@
 
 import { h, prettyJson, setAttr, setShown, setText } from "./dom.js";
 import { buildQuestion, cssToken, isOpen, questionKey } from "./question.js";
-import { isObject } from "./state.js";
+import { isObject, stringOr } from "./state.js";
 
 /** @typedef {import("./model").Card} Card */
+/** @typedef {import("./model").QuestionView} QuestionView */
+/** @typedef {import("./model").ViewContext} ViewContext */
 
+/** @type {Record<string, string>} */
 const OUTCOME_LABEL = {
   denied: "Denied",
   cancelled: "Cancelled",
@@ -14,6 +17,7 @@ const OUTCOME_LABEL = {
   interrupted: "Interrupted",
 };
 
+/** @type {Record<string, string>} */
 const STATUS_LABEL = {
   pending: "Pending",
   in_progress: "In progress",
@@ -21,14 +25,22 @@ const STATUS_LABEL = {
   failed: "Failed",
 };
 
-/** The status shown on a card; a final outcome (denied, cancelled...) wins over "Failed". */
+/**
+ * The status shown on a card; a final outcome (denied, cancelled...) wins over "Failed".
+ * @param {Card} card
+ * @returns {string}
+ */
 export function statusLabel(card) {
   if (typeof card.outcome === "string" && OUTCOME_LABEL[card.outcome]) return OUTCOME_LABEL[card.outcome];
   if (card.status === "pending" && isOpen(card.question)) return "Waiting for you";
   return STATUS_LABEL[card.status] ?? "Unknown";
 }
 
-/** The state used for styling: the outcome when there is one, else the status. */
+/**
+ * The state used for styling: the outcome when there is one, else the status.
+ * @param {Card} card
+ * @returns {string}
+ */
 export function stateToken(card) {
   if (typeof card.outcome === "string" && OUTCOME_LABEL[card.outcome]) return card.outcome;
   return STATUS_LABEL[card.status] ? card.status : "unknown";
@@ -36,15 +48,18 @@ export function stateToken(card) {
 
 export class CardView {
   /**
-   * @param {{send: (message: object) => void, ticker: import("./countdown.js").Ticker, uid: () => string}} ctx
+   * @param {ViewContext} ctx
    * @param {string} id the card's tool_call_id
    */
   constructor(ctx, id) {
     this.ctx = ctx;
     this.id = id;
+    /** @type {Card | null} */
     this.card = null;
     this.questionKey = "";
+    /** @type {QuestionView | null} */
     this.question = null;
+    /** @type {{id: string, question: QuestionView} | null} a question that just opened, to focus */
     this.pendingFocus = null;
     this.cancelSent = false;
 
@@ -84,15 +99,18 @@ export class CardView {
     });
   }
 
-  /** Bring the card up to date; does nothing when given the same card object again. */
+  /**
+   * Bring the card up to date; does nothing when given the same card object again.
+   * @param {Card} card
+   */
   update(card) {
     if (card === this.card || !isObject(card)) return;
     this.card = card;
     const label = statusLabel(card);
     const state = stateToken(card);
     const toolClass = card.class === "read" ? "read" : "effect";
-    const tool = typeof card.tool === "string" ? card.tool : "";
-    const server = typeof card.server === "string" ? card.server : "";
+    const tool = stringOr(card.tool, "");
+    const server = stringOr(card.server, "");
     const title = typeof card.title === "string" && card.title ? card.title : tool || this.id;
 
     setAttr(this.el, "data-status", typeof card.status === "string" ? card.status : "unknown");
@@ -138,6 +156,7 @@ export class CardView {
     this.updateQuestion(card);
   }
 
+  /** @param {Card} card */
   updateQuestion(card) {
     const key = questionKey(card.question);
     if (key === this.questionKey) return;
@@ -145,15 +164,16 @@ export class CardView {
     this.question?.dispose();
     this.question = null;
     this.pendingFocus = null;
-    if (key === "") {
+    const question = card.question;
+    if (key === "" || question === null) {
       this.questionSlot.replaceChildren();
       setShown(this.questionSlot, false);
       return;
     }
-    this.question = buildQuestion(this.ctx, card);
+    this.question = buildQuestion(this.ctx, { ...card, question });
     this.questionSlot.replaceChildren(this.question.el);
     setShown(this.questionSlot, true);
-    if (this.question.open) this.pendingFocus = { id: String(card.question.id), question: this.question };
+    if (this.question.open) this.pendingFocus = { id: String(question.id), question: this.question };
   }
 
   dispose() {

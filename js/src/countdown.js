@@ -3,12 +3,21 @@
 
 import { h, setText } from "./dom.js";
 
-/** Whole seconds left until `deadline` (epoch ms), never negative. */
+/**
+ * Whole seconds left until `deadline` (epoch ms), never negative.
+ * @param {number} deadline
+ * @param {number} [now]
+ */
 export function secondsLeft(deadline, now = Date.now()) {
   return Math.max(0, Math.ceil((deadline - now) / 1000));
 }
 
-/** The countdown's text, e.g. "Denies in 12 s". */
+/**
+ * The countdown's text, e.g. "Denies in 12 s".
+ * @param {string} verb
+ * @param {number} deadline
+ * @param {number} [now]
+ */
 export function countdownText(verb, deadline, now = Date.now()) {
   return `${verb} in ${secondsLeft(deadline, now)} s`;
 }
@@ -18,10 +27,16 @@ export class Ticker {
   constructor() {
     /** @type {Map<HTMLElement, {verb: string, deadline: number}>} */
     this.items = new Map();
+    /** @type {ReturnType<typeof setInterval> | null} */
     this.timer = null;
   }
 
-  /** A new countdown element; it stops ticking when passed to `remove` or on `dispose`. */
+  /**
+   * A new countdown element; it stops ticking when passed to `remove` or on `dispose`.
+   * @param {string} verb
+   * @param {number} deadline epoch milliseconds
+   * @returns {HTMLElement}
+   */
   create(verb, deadline) {
     const el = h("span", { class: "mead-countdown", role: "timer" });
     this.items.set(el, { verb, deadline });
@@ -30,11 +45,13 @@ export class Ticker {
     return el;
   }
 
+  /** @param {HTMLElement} el */
   remove(el) {
     this.items.delete(el);
     if (this.items.size === 0) this.stop();
   }
 
+  /** @param {number} [now] */
   tick(now = Date.now()) {
     for (const [el, { verb, deadline }] of this.items) {
       setText(el, countdownText(verb, deadline, now));

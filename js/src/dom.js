@@ -4,11 +4,12 @@
 
 /**
  * Create an element.
- * @param {string} tag
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
  * @param {Record<string, string | boolean | number | null | undefined>} [attrs]
  *   attributes; `class` and `text` are shorthands, false/null/undefined are skipped
  * @param {(Node | string | null | undefined | false)[]} [children]
- * @returns {HTMLElement}
+ * @returns {HTMLElementTagNameMap[K]}
  */
 export function h(tag, attrs = {}, children = []) {
   const el = document.createElement(tag);
@@ -25,13 +26,22 @@ export function h(tag, attrs = {}, children = []) {
   return el;
 }
 
-/** Set an element's text only when it differs (keeps selections and avoids layout work). */
+/**
+ * Set an element's text only when it differs (keeps selections and avoids layout work).
+ * @param {Node} el
+ * @param {string | null | undefined} text
+ */
 export function setText(el, text) {
   const value = text ?? "";
   if (el.textContent !== value) el.textContent = value;
 }
 
-/** Set or remove an attribute only when it changes. */
+/**
+ * Set or remove an attribute only when it changes; true sets it empty, false/null/undefined remove it.
+ * @param {Element} el
+ * @param {string} name
+ * @param {string | boolean | null | undefined} value
+ */
 export function setAttr(el, name, value) {
   if (value === null || value === undefined || value === false) {
     if (el.hasAttribute(name)) el.removeAttribute(name);
@@ -41,12 +51,20 @@ export function setAttr(el, name, value) {
   if (el.getAttribute(name) !== text) el.setAttribute(name, text);
 }
 
-/** Show or hide an element with the `hidden` attribute. */
+/**
+ * Show or hide an element with the `hidden` attribute.
+ * @param {HTMLElement} el
+ * @param {boolean} shown
+ */
 export function setShown(el, shown) {
   if (el.hidden === shown) el.hidden = !shown;
 }
 
-/** Pretty JSON for display; never throws (cycles, BigInt) and always returns text. */
+/**
+ * Pretty JSON for display; never throws (cycles, BigInt) and always returns text.
+ * @param {unknown} value
+ * @returns {string}
+ */
 export function prettyJson(value) {
   if (value === undefined) return "";
   try {
@@ -57,7 +75,11 @@ export function prettyJson(value) {
   }
 }
 
-/** True when typing in this element would make a key press text, not a command. */
+/**
+ * True when typing in this element would make a key press text, not a command.
+ * @param {EventTarget | null} el
+ * @returns {boolean}
+ */
 export function isTextField(el) {
   if (!(el instanceof Element)) return false;
   if (el instanceof HTMLTextAreaElement || el instanceof HTMLSelectElement) return true;
@@ -68,17 +90,24 @@ export function isTextField(el) {
   return el.closest("[contenteditable]:not([contenteditable='false'])") !== null;
 }
 
-const frameFallback = (callback) => setTimeout(() => callback(Date.now()), 16);
+/** @typedef {{kind: "raf", id: number} | {kind: "timer", id: ReturnType<typeof setTimeout>}} FrameHandle */
 
-/** requestAnimationFrame where the page has it, a 16 ms timer otherwise. */
+/**
+ * requestAnimationFrame where the page has it, a 16 ms timer otherwise.
+ * @param {(time: number) => void} callback
+ * @returns {FrameHandle}
+ */
 export function requestFrame(callback) {
   if (typeof globalThis.requestAnimationFrame === "function") {
     return { kind: "raf", id: globalThis.requestAnimationFrame(callback) };
   }
-  return { kind: "timer", id: frameFallback(callback) };
+  return { kind: "timer", id: setTimeout(() => callback(Date.now()), 16) };
 }
 
-/** Cancel a frame returned by `requestFrame`. */
+/**
+ * Cancel a frame returned by `requestFrame`.
+ * @param {FrameHandle | null} handle
+ */
 export function cancelFrame(handle) {
   if (!handle) return;
   if (handle.kind === "raf") globalThis.cancelAnimationFrame(handle.id);

@@ -35,8 +35,10 @@ const PURIFY_CONFIG = {
   ALLOW_ARIA_ATTR: false,
 };
 
+/** @type {import("dompurify").DOMPurify | null} */
 let purifier = null;
 
+/** @returns {import("dompurify").DOMPurify} */
 function getPurifier() {
   if (purifier === null) {
     purifier = createDOMPurify(window);
@@ -50,12 +52,20 @@ function getPurifier() {
   return purifier;
 }
 
-/** Sanitise an HTML string: no script, event handlers, dangerous URLs or embeds survive. */
+/**
+ * Sanitise an HTML string: no script, event handlers, dangerous URLs or embeds survive.
+ * @param {string} html
+ * @returns {string}
+ */
 export function sanitizeHtml(html) {
   return String(getPurifier().sanitize(html, PURIFY_CONFIG));
 }
 
-/** Markdown to sanitised HTML. */
+/**
+ * Markdown to sanitised HTML.
+ * @param {string} text
+ * @returns {string}
+ */
 export function renderMarkdown(text) {
   let html;
   try {
@@ -66,6 +76,11 @@ export function renderMarkdown(text) {
   return sanitizeHtml(typeof html === "string" ? html : "");
 }
 
+/**
+ * Text as HTML that shows it literally.
+ * @param {unknown} text
+ * @returns {string}
+ */
 export function escapeHtml(text) {
   return String(text)
     .replaceAll("&", "&amp;")
@@ -83,9 +98,13 @@ const REFERENCE_DEFINITION = /^ {0,3}\[[^\]\n]+\]:/m;
  * blocks: the start of the last line that follows a blank line outside a fenced
  * code block and starts a new block (no indentation). `from` must itself be such
  * a boundary (or 0).
+ * @param {string} text
+ * @param {number} [from]
+ * @returns {number}
  */
 export function stableBoundary(text, from = 0) {
   let boundary = from;
+  /** @type {{char: string, length: number} | null} */
   let fence = null;
   let previousBlank = false;
   let position = from;
@@ -126,12 +145,16 @@ export class MarkdownView {
     this.tail = document.createElement("div");
     this.tail.className = "mead-md-tail";
     this.frozenText = "";
+    /** @type {string | null} */
     this.tailText = null;
     this.renders = 0;
     el.replaceChildren(this.frozen, this.tail);
   }
 
-  /** Render `text`, reusing the blocks rendered for an earlier prefix of it. */
+  /**
+   * Render `text`, reusing the blocks rendered for an earlier prefix of it.
+   * @param {unknown} text
+   */
   update(text) {
     const value = typeof text === "string" ? text : "";
     const whole = REFERENCE_DEFINITION.test(value);

@@ -2,6 +2,10 @@
 // `mead_notebook/notebook/protocol.py` (cards, questions, messages) and
 // `mead_notebook/interaction.py` (statuses, outcomes); described in
 // `docs/widget-protocol.md`. tests/test_protocol_types.py fails when they disagree.
+// The shared frontend widget's traits are mirrored from `mead_notebook/notebook/frontend.py`.
+
+import type { AnyModel, Initialize, Render } from "@anywidget/types";
+import type { Ticker } from "./countdown.js";
 
 export type TurnStatus = "idle" | "running" | "done" | "error" | "interrupted";
 export type CallStatus = "pending" | "in_progress" | "completed" | "failed";
@@ -91,6 +95,29 @@ export interface Model {
   order: string[];
   /** whether a focused question answers keys (Enter, Esc, numbers) */
   keyboard: boolean;
+  /** `"IPY_MODEL_<id>"` of the kernel session's shared `Frontend` widget */
+  _frontend: string;
+}
+
+/** The traits of the shared `Frontend` widget that holds the code. */
+export interface FrontendCode {
+  /** the ES module built from `src/index.js` */
+  code: string;
+  /** the stylesheet built from `src/styles.css` */
+  css: string;
+  /** SHA-256 of code and css, hex */
+  digest: string;
+  /** the mead_notebook version that sent them */
+  version: string;
+}
+
+/** The model of one NotebookInteraction, as anywidget hands it over. */
+export type TurnModel = AnyModel<Model>;
+
+/** The anywidget lifecycle of the turn's frontend (`src/index.js`). */
+export interface TurnWidget {
+  initialize: Initialize<Model>;
+  render: Render<Model>;
 }
 
 /** Kernel to frontend: the text from UTF-16 offset `start` on is `delta`. */
@@ -136,3 +163,22 @@ export interface CancelMessage {
 }
 
 export type FrontendMessage = RenderedMessage | AnswerMessage | CancelMessage;
+
+/** What the parts of one view share. */
+export interface ViewContext {
+  /** send a message to the kernel, unless the view is gone */
+  send(message: FrontendMessage): void;
+  ticker: Ticker;
+  /** an id unique in the page, for `id`/`for`/`name` attributes */
+  uid(): string;
+}
+
+/** The view of a card's question. */
+export interface QuestionView {
+  el: HTMLElement;
+  /** whether it waits for an answer */
+  open: boolean;
+  /** move focus to its first control; false when it cannot take focus */
+  focus(): boolean;
+  dispose(): void;
+}

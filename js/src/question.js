@@ -2,11 +2,16 @@
 // options and Submit), its countdown, and once answered, the decision alone.
 
 import { h, isTextField, prettyJson, setText } from "./dom.js";
-import { isObject } from "./state.js";
+import { isObject, nonEmptyOr } from "./state.js";
 
+/** @typedef {import("./model").Answer} Answer */
 /** @typedef {import("./model").Card} Card */
+/** @typedef {import("./model").Option} Option */
 /** @typedef {import("./model").Question} Question */
+/** @typedef {import("./model").QuestionView} QuestionView */
+/** @typedef {import("./model").ViewContext} ViewContext */
 
+/** @type {Record<string, string>} */
 const BY = {
   person: "by you",
   policy: "by policy",
@@ -20,17 +25,26 @@ const BY = {
 // question instead of switching the notebook's mode.
 const SUPPRESS_HOST_SHORTCUTS = "data-lm-suppress-shortcuts";
 
+/** @type {Record<string, string>} */
 const CLASS_HINT = {
   read: "reads only",
   effect: "can change things",
 };
 
-/** Whether a card's question is waiting for an answer. */
+/**
+ * Whether a card's question is waiting for an answer.
+ * @param {unknown} question
+ * @returns {question is Question}
+ */
 export function isOpen(question) {
   return isObject(question) && (question.answer === null || question.answer === undefined);
 }
 
-/** The options of a choice question that are well formed. */
+/**
+ * The options of a choice question that are well formed.
+ * @param {Question} question
+ * @returns {Option[]}
+ */
 export function validOptions(question) {
   if (!Array.isArray(question.options)) return [];
   return question.options.filter(
@@ -38,10 +52,15 @@ export function validOptions(question) {
   );
 }
 
-/** A short sentence for a settled question, e.g. "Allowed by you" or "Denied by policy". */
+/**
+ * A short sentence for a settled question, e.g. "Allowed by you" or "Denied by policy".
+ * @param {Question} question
+ * @returns {string}
+ */
 export function describeAnswer(question) {
+  /** @type {Partial<Answer>} */
   const answer = isObject(question.answer) ? question.answer : {};
-  const by = BY[answer.by] ? ` ${BY[answer.by]}` : "";
+  const by = typeof answer.by === "string" && BY[answer.by] ? ` ${BY[answer.by]}` : "";
   let text;
   if (typeof answer.option_id === "string" && answer.option_id !== "") {
     const option = validOptions(question).find((o) => o.id === answer.option_id);
@@ -71,7 +90,11 @@ export function describeAnswer(question) {
   return note ? `${text}: ${note}` : text;
 }
 
-/** The key under which a question's view stays valid; a new key means a rebuild. */
+/**
+ * The key under which a question's view stays valid; a new key means a rebuild.
+ * @param {unknown} question
+ * @returns {string}
+ */
 export function questionKey(question) {
   if (!isObject(question)) return "";
   const state = isOpen(question) ? "open" : `answered:${JSON.stringify(question.answer)}`;
@@ -79,22 +102,26 @@ export function questionKey(question) {
 }
 
 /**
- * Build the view of a card's question.
- * @param {{send: (message: object) => void, ticker: import("./countdown.js").Ticker, uid: () => string}} ctx
- * @param {Card} card
- * @returns {{el: HTMLElement, open: boolean, focus: () => boolean, dispose: () => void}}
+ * Build the view of a card's question (the card must have one: see `questionKey`).
+ * @param {ViewContext} ctx
+ * @param {Card & {question: Question}} card
+ * @returns {QuestionView}
  */
 export function buildQuestion(ctx, card) {
   const question = card.question;
   if (!isOpen(question)) return buildAnswered(question);
   if (question.kind === "permission") return buildPermission(ctx, card, question);
-  if (question.kind === "choice") return buildChoice(ctx, card, question);
+  if (question.kind === "choice") return buildChoice(ctx, question);
   const el = h("section", { class: "mead-question mead-question-unknown" }, [
     h("p", { text: "This question cannot be answered here." }),
   ]);
   return { el, open: false, focus: () => false, dispose() {} };
 }
 
+/**
+ * @param {Question} question
+ * @returns {QuestionView}
+ */
 function buildAnswered(question) {
   const decision = isObject(question.answer) ? String(question.answer.decision ?? "") : "";
   const el = h("section", {
@@ -107,10 +134,16 @@ function buildAnswered(question) {
   return { el, open: false, focus: () => false, dispose() {} };
 }
 
+/**
+ * @param {ViewContext} ctx
+ * @param {Card} card
+ * @param {Question} question
+ * @returns {QuestionView}
+ */
 function buildPermission(ctx, card, question) {
-  const tool = stringOr(card.tool, "?");
-  const server = stringOr(card.server, "?");
-  const toolClass = stringOr(card.class, "effect");
+  const tool = nonEmptyOr(card.tool, "?");
+  const server = nonEmptyOr(card.server, "?");
+  const toolClass = nonEmptyOr(card.class, "effect");
   const labelId = ctx.uid();
   const allow = h("button", { type: "button", class: "mead-button mead-allow", "aria-keyshortcuts": "Enter", text: "Allow" });
   const deny = h("button", { type: "button", class: "mead-button mead-deny", "aria-keyshortcuts": "Escape", text: "Deny" });
@@ -151,6 +184,7 @@ function buildPermission(ctx, card, question) {
   ]);
 
   let sent = false;
+  /** @param {"allow" | "deny"} decision */
   const answer = (decision) => {
     if (sent) return;
     sent = true;
@@ -186,7 +220,12 @@ function buildPermission(ctx, card, question) {
   };
 }
 
-function buildChoice(ctx, card, question) {
+/**
+ * @param {ViewContext} ctx
+ * @param {Question} question
+ * @returns {QuestionView}
+ */
+function buildChoice(ctx, question) {
   const options = validOptions(question);
   const name = ctx.uid();
   const legendText = typeof question.prompt === "string" && question.prompt ? question.prompt : "Choose an option";
@@ -243,17 +282,21 @@ function buildChoice(ctx, card, question) {
   };
 }
 
+/**
+ * @param {HTMLElement} el
+ * @returns {boolean} whether it could take focus
+ */
 function focusElement(el) {
   if (!el.isConnected) return false;
   el.focus({ preventScroll: false });
   return true;
 }
 
-function stringOr(value, fallback) {
-  return typeof value === "string" && value !== "" ? value : fallback;
-}
-
-/** A value safe to use inside a class name. */
+/**
+ * A value safe to use inside a class name.
+ * @param {unknown} value
+ * @returns {string}
+ */
 export function cssToken(value) {
   return String(value ?? "").toLowerCase().replace(/[^a-z0-9_-]/g, "") || "none";
 }

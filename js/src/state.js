@@ -2,18 +2,36 @@
 // The traits are described in `model.d.ts` (mirroring `mead_notebook/widget.py`).
 // Merged values go through `model.set` only, never `save_changes`: the kernel
 // owns the traits and syncs them in full at the end of a turn.
+// Everything read from the model is checked: it comes from the kernel as JSON.
 
 /** @typedef {import("./model").Card} Card */
+/** @typedef {import("./model").TurnModel} TurnModel */
+
+/**
+ * The turn as a view shows it, with safe defaults for missing or bad values.
+ * @typedef {object} TurnState
+ * @property {string} prompt
+ * @property {string} status
+ * @property {string} stopReason
+ * @property {string} error
+ * @property {string} text
+ * @property {Record<string, Card>} calls cards by `tool_call_id`, each an object
+ * @property {string[]} ids the ids of `calls`, in the order to show them
+ */
 
 /**
  * Apply a `{"type": "text", "start", "delta"}` message.
  * The text becomes `text.slice(0, start) + delta`; a message that would leave a
  * gap (start beyond the current length) or is malformed is ignored.
+ * @param {TurnModel} model
+ * @param {Record<string, unknown>} message
  * @returns {boolean} whether the message was applied
  */
 export function mergeText(model, message) {
   const { start, delta } = message;
-  if (!Number.isInteger(start) || start < 0 || typeof delta !== "string") return false;
+  if (typeof start !== "number" || !Number.isInteger(start) || start < 0 || typeof delta !== "string") {
+    return false;
+  }
   const text = stringOr(model.get("text"), "");
   if (start > text.length) return false;
   const next = text.slice(0, start) + delta;
@@ -24,23 +42,24 @@ export function mergeText(model, message) {
 /**
  * Apply a `{"type": "call", "card"}` message: replace the card and append its
  * id to `order` when new. A card without a string `tool_call_id` is ignored.
+ * @param {TurnModel} model
+ * @param {Record<string, unknown>} message
  * @returns {boolean} whether the message was applied
  */
 export function mergeCard(model, message) {
   const card = message.card;
-  if (!isObject(card) || typeof card.tool_call_id !== "string" || card.tool_call_id === "") {
-    return false;
-  }
+  if (!isCard(card)) return false;
   const id = card.tool_call_id;
-  const calls = isObject(model.get("calls")) ? model.get("calls") : {};
-  model.set("calls", { ...calls, [id]: card });
-  const order = Array.isArray(model.get("order")) ? model.get("order") : [];
+  model.set("calls", { ...readCalls(model), [id]: card });
+  const order = readOrder(model);
   if (!order.includes(id)) model.set("order", [...order, id]);
   return true;
 }
 
 /**
  * Dispatch one custom message from the kernel.
+ * @param {TurnModel} model
+ * @param {unknown} message
  * @returns {boolean} whether it changed (or could have changed) the state
  */
 export function handleMessage(model, message) {
@@ -53,9 +72,11 @@ export function handleMessage(model, message) {
 /**
  * Listen for the kernel's custom messages on a model. Call once per model
  * (from anywidget's `initialize`), not once per view.
+ * @param {TurnModel} model
  * @returns {() => void} removes the listener
  */
 export function attachMerger(model) {
+  /** @param {unknown} message */
   const onMessage = (message) => {
     handleMessage(model, message);
   };
@@ -63,11 +84,14 @@ export function attachMerger(model) {
   return () => model.off("msg:custom", onMessage);
 }
 
-/** The turn's state read from the model, with safe defaults for missing or bad values. */
+/**
+ * The turn's state read from the model, with safe defaults for missing or bad values.
+ * @param {TurnModel} model
+ * @returns {TurnState}
+ */
 export function readState(model) {
-  const calls = isObject(model.get("calls")) ? model.get("calls") : {};
-  const order = Array.isArray(model.get("order")) ? model.get("order") : [];
-  const ids = order.filter((id) => typeof id === "string" && isObject(calls[id]));
+  const calls = readCalls(model);
+  const ids = readOrder(model).filter((id) => isObject(calls[id]));
   const seen = new Set(ids);
   for (const id of Object.keys(calls)) {
     if (!seen.has(id) && isObject(calls[id])) ids.push(id);
@@ -83,10 +107,62 @@ export function readState(model) {
   };
 }
 
+/**
+ * @param {TurnModel} model
+ * @returns {Record<string, Card>}
+ */
+function readCalls(model) {
+  /** @type {unknown} */
+  const calls = model.get("calls");
+  return isObject(calls) ? /** @type {Record<string, Card>} */ (calls) : {};
+}
+
+/**
+ * The strings of `order`.
+ * @param {TurnModel} model
+ * @returns {string[]}
+ */
+function readOrder(model) {
+  /** @type {unknown} */
+  const order = model.get("order");
+  return Array.isArray(order) ? order.filter((id) => typeof id === "string") : [];
+}
+
+/**
+ * A card as the kernel sends it: an object with a non-empty string `tool_call_id`.
+ * Its other fields are checked where they are shown.
+ * @param {unknown} value
+ * @returns {value is Card}
+ */
+export function isCard(value) {
+  return isObject(value) && typeof value.tool_call_id === "string" && value.tool_call_id !== "";
+}
+
+/**
+ * A plain object (not null, not an array).
+ * @param {unknown} value
+ * @returns {value is Record<string, unknown>}
+ */
 export function isObject(value) {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function stringOr(value, fallback) {
+/**
+ * The value when it is a string (empty included), else the fallback.
+ * @param {unknown} value
+ * @param {string} fallback
+ * @returns {string}
+ */
+export function stringOr(value, fallback) {
   return typeof value === "string" ? value : fallback;
+}
+
+/**
+ * The value when it is a non-empty string, else the fallback.
+ * @param {unknown} value
+ * @param {string} fallback
+ * @returns {string}
+ */
+export function nonEmptyOr(value, fallback) {
+  return typeof value === "string" && value !== "" ? value : fallback;
 }

@@ -9,8 +9,13 @@ import { MarkdownView } from "./markdown.js";
 import { cssToken } from "./question.js";
 import { readState } from "./state.js";
 
+/** @typedef {import("./model").TurnModel} TurnModel */
+/** @typedef {import("./model").ViewContext} ViewContext */
+/** @typedef {import("./state.js").TurnState} TurnState */
+
 const TRAITS = ["prompt", "status", "stop_reason", "error", "text", "calls", "order"];
 
+/** @type {Record<string, string>} */
 const TURN_STATUS = {
   idle: "Idle",
   running: "Running…",
@@ -19,6 +24,7 @@ const TURN_STATUS = {
   interrupted: "Interrupted",
 };
 
+/** @type {Record<string, string>} */
 const STOP_REASON = {
   end_turn: "Finished",
   max_rounds: "Stopped: maximum number of rounds reached",
@@ -29,19 +35,23 @@ let nextViewId = 0;
 
 export class TurnView {
   /**
-   * @param {object} model the anywidget model of one NotebookInteraction
+   * @param {TurnModel} model the anywidget model of one NotebookInteraction
    * @param {HTMLElement} el the element anywidget gives this view
    */
   constructor(model, el) {
     this.model = model;
     this.host = el;
+    /** @type {import("./dom.js").FrameHandle | null} */
     this.frame = null;
     this.disposed = false;
+    /** @type {Map<string, CardView>} */
     this.cards = new Map();
+    /** @type {Set<string>} ids of the questions that have had focus once */
     this.focused = new Set();
     this.ticker = new Ticker();
     const viewId = nextViewId++;
     let counter = 0;
+    /** @type {ViewContext} */
     this.ctx = {
       send: (message) => {
         if (!this.disposed) this.model.send(message);
@@ -57,6 +67,7 @@ export class TurnView {
     this.cardList = h("div", { class: "mead-cards" });
     this.stopReason = h("p", { class: "mead-stop-reason" });
     this.error = h("p", { class: "mead-turn-failure", role: "alert" });
+    /** @type {string | null} */
     this.lastText = null;
 
     this.root = h("div", { class: "mead-turn" }, [
@@ -106,6 +117,7 @@ export class TurnView {
     setShown(this.error, state.error !== "");
   }
 
+  /** @param {TurnState} state */
   renderCards(state) {
     const wanted = new Set(state.ids);
     for (const [id, view] of this.cards) {
@@ -115,6 +127,7 @@ export class TurnView {
         this.cards.delete(id);
       }
     }
+    /** @type {HTMLElement | null} */
     let previous = null;
     for (const id of state.ids) {
       let view = this.cards.get(id);
@@ -123,18 +136,21 @@ export class TurnView {
         this.cards.set(id, view);
       }
       view.update(state.calls[id]);
+      /** @type {ChildNode | null} */
       const expected = previous ? previous.nextSibling : this.cardList.firstChild;
       if (expected !== view.el) this.cardList.insertBefore(view.el, expected);
       previous = view.el;
     }
     setShown(this.cardList, state.ids.length > 0);
-    for (const view of this.cards.values()) {
-      if (view.pendingFocus) this.focusQuestion(view);
-    }
+    for (const view of this.cards.values()) this.focusQuestion(view);
   }
 
-  /** Move focus to a question that just opened, once per question, unless another open question has it. */
+  /**
+   * Move focus to a question that just opened, once per question, unless another open question has it.
+   * @param {CardView} view
+   */
   focusQuestion(view) {
+    if (view.pendingFocus === null) return;
     const { id, question } = view.pendingFocus;
     if (this.focused.has(id)) {
       view.pendingFocus = null;

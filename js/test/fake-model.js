@@ -15,12 +15,13 @@ const DEFAULTS = {
 };
 
 export class FakeModel {
-  constructor(state = {}) {
+  constructor(state = {}, widgetManager = null) {
     this.state = structuredClone({ ...DEFAULTS, ...state });
     this.listeners = [];
     this.sent = [];
     this.saves = 0;
     this.sets = [];
+    this.widget_manager = widgetManager;
   }
 
   get(name) {
@@ -77,6 +78,7 @@ export class FakeModel {
       send: (message) => this.send(message),
       on: (name, callback) => this.on(name, callback, context),
       off: (name, callback) => this.off(name, callback, context),
+      widget_manager: this.widget_manager,
     };
   }
 
@@ -85,28 +87,46 @@ export class FakeModel {
   }
 }
 
-/** Run anywidget's lifecycle for one model: `initialize` once, `render` per view. */
+/**
+ * Run anywidget's lifecycle for one model: `initialize` once, `render` per view.
+ * `ready` settles once `initialize` has; `render` returns the view's element at once.
+ */
 export class Host {
-  constructor(model) {
+  constructor(model, def = widget) {
     this.model = model;
+    this.def = def;
     this.views = [];
-    this.cleanupModel = widget.initialize({ model: model.proxy("initialize") });
+    const result = def.initialize({ model: model.proxy("initialize") });
+    this.cleanupModel = result;
+    this.ready = Promise.resolve(result).then((cleanup) => {
+      this.cleanupModel = cleanup;
+    });
   }
 
   render() {
     const el = document.createElement("div");
     document.body.append(el);
     const context = { view: this.views.length };
-    const cleanup = widget.render({ model: this.model.proxy(context), el });
-    const view = { el, context, cleanup };
+    const view = { el, context, cleanup: undefined };
+    const cleanup = this.def.render({ model: this.model.proxy(context), el });
+    view.cleanup = cleanup;
+    view.rendered = Promise.resolve(cleanup).then((fn) => {
+      view.cleanup = fn;
+    });
     this.views.push(view);
     return el;
+  }
+
+  /** Wait until every view so far has rendered (anywidget awaits `render`). */
+  async rendered() {
+    await this.ready;
+    await Promise.all(this.views.map((v) => v.rendered));
   }
 
   removeView(el) {
     const view = this.views.find((v) => v.el === el);
     this.model.off(null, null, view.context);
-    view.cleanup?.();
+    if (typeof view.cleanup === "function") view.cleanup();
     el.remove();
     this.views = this.views.filter((v) => v !== view);
   }

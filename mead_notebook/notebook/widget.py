@@ -16,10 +16,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, Final
 
-import anywidget
 import traitlets
 
 from .. import _waiting
@@ -38,6 +36,7 @@ from ..interaction import (
 )
 from ..turn import TurnResult
 from . import cards
+from .frontend import LoadsFrontend
 from .protocol import CallMessage, Card, Question, TextMessage, clean_text, parse
 from .questions import Questions, QuestionState
 from .rules import Rule
@@ -48,34 +47,10 @@ log.addHandler(logging.NullHandler())
 
 __all__ = ["FLUSH_INTERVAL", "NotebookInteraction"]
 
-_STATIC = Path(__file__).parent.parent / "static"
-_FALLBACK_ESM: Final = """\
-export default {
-  render({ model, el }) {
-    const show = () => {
-      const calls = Object.keys(model.get("calls") || {}).length;
-      el.textContent = `mead: ${model.get("status")}, ${calls} tool calls ` +
-        "(the widget's frontend bundle is not built)";
-    };
-    show();
-    model.on("change", show);
-  },
-};
-"""
 _TURN_KEYS: Final = ("prompt", "status", "stop_reason", "error", "text", "calls", "order")
 
 
-def _esm() -> Path | str:
-    path = _STATIC / "widget.js"
-    return path if path.is_file() else _FALLBACK_ESM
-
-
-def _css() -> Path | str:
-    path = _STATIC / "widget.css"
-    return path if path.is_file() else ""
-
-
-class NotebookInteraction(anywidget.AnyWidget):
+class NotebookInteraction(LoadsFrontend):
     """Shows a turn in the notebook and asks the person about tool calls.
 
     ``timeout`` bounds every question (``None``: no bound, but only once a view has
@@ -87,9 +62,6 @@ class NotebookInteraction(anywidget.AnyWidget):
     ``audit`` is a path: every request and its outcome is appended there as JSON
     Lines (read it back with :func:`mead_notebook.audit.read`).
     """
-
-    _esm = _esm()
-    _css = _css()
 
     prompt = traitlets.Unicode("").tag(sync=True)
     """The turn's prompt."""
@@ -468,16 +440,3 @@ def _error_text(error: BaseException) -> str:
     message = str(error)
     text = f"{type(error).__name__}: {message}" if message else type(error).__name__
     return clean_text(text, 500)
-
-
-def _read_bundle() -> None:
-    """Read the bundle once at import, so a rebuild in progress cannot break a new widget."""
-    for key, fallback in (("_esm", _FALLBACK_ESM), ("_css", "")):
-        try:
-            str(getattr(NotebookInteraction, key))
-        except OSError:
-            log.warning("the widget's %s file could not be read; using a minimal one", key)
-            setattr(NotebookInteraction, key, fallback)
-
-
-_read_bundle()

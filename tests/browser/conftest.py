@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
-import statistics
+import math
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, Playwright, sync_playwright
 
-from .pages import NotebookPage
+from .pages import CLICK_RECORDER, NotebookPage
 from .servers import REPO, JupyterServer
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -25,6 +26,8 @@ CHROMIUM_ARGS = [
 ]
 ARTIFACTS = REPO / "tests" / "artifacts"
 LATENCY_FILE = ARTIFACTS / "latency.json"
+WRITTEN: dict[str, Any] = {}
+"""The latency report written by this session, for the terminal summary."""
 
 
 @pytest.fixture(scope="session")
@@ -77,6 +80,7 @@ def notebook7_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Jupyt
 def page(chromium: Browser) -> Iterator[Page]:
     context = chromium.new_context(viewport={"width": 1280, "height": 960})
     context.set_default_timeout(30_000)
+    context.add_init_script(CLICK_RECORDER)
     pg = context.new_page()
     try:
         yield pg
@@ -111,28 +115,63 @@ def notebook7(
 
 
 class Latencies:
-    """Click-to-unblock latencies in seconds, by test."""
+    """Click-to-kernel latencies in milliseconds, by test.
+
+    From the page's click event (its ``timeStamp``, as epoch time through
+    ``performance.timeOrigin``) to the kernel's ``time.time()`` when the turn went on:
+    the tool started (an allowed call) or the question returned (a denial, a choice).
+    """
 
     def __init__(self) -> None:
-        self.seconds: dict[str, float] = {}
+        self.ms: dict[str, list[float]] = {}
+        self.skew_ms: list[float] = []
 
-    def record(self, test: str, seconds: float) -> None:
-        self.seconds[test] = round(seconds, 4)
+    def measure(self, nb: NotebookPage, test: str, labels: tuple[str, ...], kind: str) -> None:
+        """Pair the page's clicks on ``labels`` with the kernel's ``kind`` stamps, in order."""
+        clicks = nb.clicks(*labels)
+        stamps = nb.kernel_stamps(kind)
+        assert len(clicks) == len(stamps), f"{len(clicks)} clicks, {len(stamps)} {kind} stamps"
+        self.ms.setdefault(test, []).extend(
+            round(stamp * 1000 - click["at"], 2)
+            for click, stamp in zip(clicks, stamps, strict=True)
+        )
+        self.skew_ms.extend(abs(click["skew"]) for click in clicks)
 
     def write(self, path: Path) -> None:
-        values = sorted(self.seconds.values())
+        values = sorted(v for samples in self.ms.values() for v in samples)
         report = {
-            "unit": "seconds",
-            "what": "from the Playwright click to the turn's thread returning from the question",
-            "median": statistics.median(values) if values else None,
-            "tests": dict(sorted(self.seconds.items())),
+            "unit": "milliseconds",
+            "what": "from the page's click event (event.timeStamp + performance.timeOrigin) "
+            "to the kernel's time.time() when the tool started (allowed calls) or the "
+            "question returned (denials, choices)",
+            "samples": len(values),
+            "p50": percentile(values, 50),
+            "p95": percentile(values, 95),
+            "max_clock_skew": round(max(self.skew_ms), 3) if self.skew_ms else None,
+            "tests": dict(sorted(self.ms.items())),
         }
         path.write_text(json.dumps(report, indent=2) + "\n")
+        WRITTEN.update(report)
+
+
+def percentile(values: list[float], p: float) -> float | None:
+    """The nearest-rank percentile of sorted ``values`` (None when there are none)."""
+    if not values:
+        return None
+    return values[max(0, math.ceil(p / 100 * len(values)) - 1)]
 
 
 @pytest.fixture(scope="session")
 def latencies(artifacts: Path) -> Iterator[Latencies]:
     found = Latencies()
     yield found
-    if found.seconds:
+    if found.ms:
         found.write(LATENCY_FILE)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if WRITTEN:
+        terminalreporter.write_line(
+            f"click to kernel: p50 {WRITTEN['p50']} ms, p95 {WRITTEN['p95']} ms over "
+            f"{WRITTEN['samples']} clicks ({LATENCY_FILE.relative_to(REPO)})"
+        )

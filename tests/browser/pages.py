@@ -7,6 +7,7 @@ import json
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 from playwright.sync_api import Dialog, Locator, Page, expect
 
@@ -14,7 +15,23 @@ from .servers import JupyterServer
 
 OPEN_TIMEOUT = 60_000
 RUN_TIMEOUT = 60_000
-UNBLOCKED = re.compile(r"UNBLOCKED (\d+\.\d+)")
+STAMP = re.compile(r"^(UNBLOCKED|TOOL) (\d+\.\d+)$", re.MULTILINE)
+
+CLICK_RECORDER = """
+window.__meadClicks = [];
+window.addEventListener("click", (event) => {
+  const button = event.target instanceof Element ? event.target.closest("button") : null;
+  if (button === null || button.closest(".mead-turn") === null) return;
+  window.__meadClicks.push({
+    label: button.textContent.trim(),
+    at: performance.timeOrigin + event.timeStamp,
+    skew: Date.now() - (performance.timeOrigin + performance.now()),
+  });
+}, { capture: true });
+"""
+"""Records, in every document of the page, when each button of a turn was clicked:
+the click event's ``timeStamp`` as epoch milliseconds (through
+``performance.timeOrigin``), and how far ``Date.now()`` is from that clock."""
 
 
 def write_notebook(root: Path, name: str, cells: list[str]) -> str:
@@ -71,8 +88,12 @@ class NotebookPage:
 
     def open(self, cells: list[str]) -> None:
         """Write a notebook with these cells, open it and wait for its kernel."""
-        file_name = write_notebook(self.server.root, self.name, cells)
-        self.page.goto(self.server.page_url(file_name), timeout=OPEN_TIMEOUT)
+        write_notebook(self.server.root, self.name, cells)
+        self.reopen()
+
+    def reopen(self) -> None:
+        """Open the notebook as saved (a new page load) and wait for its kernel."""
+        self.page.goto(self.server.page_url(f"{self.name}.ipynb"), timeout=OPEN_TIMEOUT)
         self.wait_ready()
 
     def wait_ready(self) -> None:
@@ -118,10 +139,18 @@ class NotebookPage:
     def output_text(self, index: int) -> str:
         return self.output(index).inner_text()
 
-    def unblocked_at(self) -> list[float]:
-        """The kernel's clock readings printed when each question returned to the turn."""
+    def kernel_stamps(self, kind: str) -> list[float]:
+        """The kernel's ``time.time()`` readings the cells printed as ``<kind> <seconds>``.
+
+        ``UNBLOCKED``: a question returned to the turn; ``TOOL``: a tool started.
+        """
         texts = self.page.locator(".jp-Notebook .jp-OutputArea").all_inner_texts()
-        return [float(m) for m in UNBLOCKED.findall("\n".join(texts))]
+        return [float(t) for k, t in STAMP.findall("\n".join(texts)) if k == kind]
+
+    def clicks(self, *labels: str) -> list[dict[str, Any]]:
+        """The clicks on the turns' buttons with these labels in this document, in order."""
+        found: list[dict[str, Any]] = self.page.evaluate("() => window.__meadClicks ?? []")
+        return [c for c in found if c["label"] in labels]
 
     def save(self) -> None:
         """Save the notebook with the toolbar's save button."""

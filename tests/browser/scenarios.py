@@ -8,6 +8,7 @@ from mead_notebook import Call, NotebookInteraction, Router, ScriptedModel, Tool
 
 
 UNBLOCKED_AT = []
+TOOL_STARTED_AT = []
 
 
 class Timed(NotebookInteraction):
@@ -27,11 +28,14 @@ class Timed(NotebookInteraction):
 def report():
     for stamp in UNBLOCKED_AT:
         print(f"UNBLOCKED {stamp:.6f}")
+    for stamp in TOOL_STARTED_AT:
+        print(f"TOOL {stamp:.6f}")
 
 
 @tool
 def write_note(text: str) -> str:
     """Write a note."""
+    TOOL_STARTED_AT.append(time.time())
     return f"saved note: {text}"
 
 
@@ -134,6 +138,32 @@ BACKGROUND_RESULT = """
 result = turn.result(timeout=30)
 print("RESULT", result.calls[0].status, result.calls[0].result)
 report()
+"""
+
+MANY_ALLOWS = """
+def one_note_a_round(messages):
+    done = sum(1 for m in messages if m["role"] == "tool")
+    if done < QUESTIONS:
+        return [ToolCall("write_note", {"text": f"note {done + 1}"})]
+    return [f"wrote {done} notes"]
+
+
+router = Router(ScriptedModel(one_note_a_round), tools=[write_note], max_rounds=QUESTIONS + 1)
+result = router.run("write notes", interaction=Timed())
+print("RESULT", [c.status for c in result.calls].count("completed"), "completed")
+report()
+"""
+
+SECOND_TURN = """
+second = Router(ScriptedModel([["A second **turn**, no tools."]]))
+print("SECOND", second.run("say more", interaction=NotebookInteraction()).text)
+"""
+
+NO_CODE = """
+from mead_notebook import NotebookInteraction
+from mead_notebook.notebook.frontend import Frontend
+
+NotebookInteraction(_frontend=Frontend(code=""))
 """
 
 AFTER_SYNC = """

@@ -6,6 +6,7 @@ import json
 import re
 import time
 import urllib.error
+from typing import Any
 
 import pytest
 from playwright.sync_api import Locator, expect
@@ -23,8 +24,11 @@ from .scenarios import (
     CHOICE_SYNC,
     DENY_SYNC,
     HOSTILE,
+    MANY_ALLOWS,
+    NO_CODE,
     PAYLOADS,
     PRELUDE,
+    SECOND_TURN,
     TIMEOUT_SYNC,
 )
 from .servers import JupyterServer
@@ -33,16 +37,8 @@ pytestmark = pytest.mark.browser
 
 QUESTION_TIMEOUT = 60_000
 THEMES = "@jupyterlab/apputils-extension:themes"
-
-
-def record_latency(nb: NotebookPage, latencies: Latencies, test: str, clicked: float) -> float:
-    """Record the time from ``clicked`` to the turn's thread returning from the question."""
-    stamps = nb.unblocked_at()
-    assert len(stamps) == 1, f"expected one question to return, saw {stamps}"
-    latency = stamps[0] - clicked
-    assert latency >= 0, f"the turn went on before the click ({latency:.3f} s)"
-    latencies.record(test, latency)
-    return latency
+WIDGETS = "@jupyter-widgets/jupyterlab-manager:plugin"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 
 def allow_and_check(nb: NotebookPage, latencies: Latencies, test: str) -> None:
@@ -50,15 +46,15 @@ def allow_and_check(nb: NotebookPage, latencies: Latencies, test: str) -> None:
     expect(allow).to_be_visible(timeout=QUESTION_TIMEOUT)
     expect(nb.card("write_note")).to_contain_text("Waiting for you")
     nb.shot("asking")
-    clicked = time.time()
     allow.click()
     nb.wait_output(0, "RESULT completed saved note: hello")
     card = nb.card("write_note")
     expect(card).to_contain_text("Completed")
     expect(card).to_contain_text("Allowed by you")
     expect(nb.turn().locator(".mead-text")).to_contain_text("The tool said: saved note: hello")
+    expect(nb.page.locator(".mead-load-error")).to_have_count(0)
     nb.shot("allowed")
-    record_latency(nb, latencies, test, clicked)
+    latencies.measure(nb, test, ("Allow",), "TOOL")
 
 
 def test_allow_in_a_sync_cell(lab: NotebookPage, latencies: Latencies) -> None:
@@ -80,13 +76,12 @@ def test_allow_a_background_turn(lab: NotebookPage, latencies: Latencies) -> Non
     allow = lab.turn().get_by_role("button", name="Allow")
     expect(allow).to_be_visible(timeout=QUESTION_TIMEOUT)
     lab.shot("asking")
-    clicked = time.time()
     allow.click()
     expect(lab.card("write_note")).to_contain_text("Completed", timeout=QUESTION_TIMEOUT)
     lab.run_cell(1)
     lab.wait_output(1, "RESULT completed saved note: hello")
     lab.shot("allowed")
-    record_latency(lab, latencies, "lab_background_allow", clicked)
+    latencies.measure(lab, "lab_background_allow", ("Allow",), "TOOL")
 
 
 def test_deny_reaches_the_model(lab: NotebookPage, latencies: Latencies) -> None:
@@ -94,7 +89,6 @@ def test_deny_reaches_the_model(lab: NotebookPage, latencies: Latencies) -> None
     lab.run_cell(0)
     deny = lab.turn().get_by_role("button", name="Deny")
     expect(deny).to_be_visible(timeout=QUESTION_TIMEOUT)
-    clicked = time.time()
     deny.click()
     lab.wait_output(0, "RESULT denied")
     card = lab.card("write_note")
@@ -104,7 +98,7 @@ def test_deny_reaches_the_model(lab: NotebookPage, latencies: Latencies) -> None
     expect(lab.turn().locator(".mead-text")).to_contain_text(reply)
     lab.wait_output(0, "TEXT " + reply)
     lab.shot("denied")
-    record_latency(lab, latencies, "lab_sync_deny", clicked)
+    latencies.measure(lab, "lab_sync_deny", ("Deny",), "UNBLOCKED")
 
 
 def test_answer_a_choice(lab: NotebookPage, latencies: Latencies) -> None:
@@ -115,12 +109,11 @@ def test_answer_a_choice(lab: NotebookPage, latencies: Latencies) -> None:
     expect(lab.turn()).to_contain_text("Which drink?")
     coffee.check()
     lab.shot("choosing")
-    clicked = time.time()
     lab.turn().get_by_role("button", name="Submit").click()
     lab.wait_output(0, 'RESULT completed {"option_id": "coffee", "label": "Black coffee"}')
     expect(lab.turn()).to_contain_text("Chose “Black coffee” by you")
     lab.shot("chosen")
-    record_latency(lab, latencies, "lab_sync_choice", clicked)
+    latencies.measure(lab, "lab_sync_choice", ("Submit",), "UNBLOCKED")
 
 
 def test_cancel_a_slow_tool(lab: NotebookPage) -> None:
@@ -198,14 +191,14 @@ def test_reload_then_answer_from_the_new_view(
     expect(tea).to_be_visible(timeout=QUESTION_TIMEOUT)
     tea.check()
     lab.shot("reloaded")
-    clicked = time.time()
     lab.turn().get_by_role("button", name="Submit").click()
     expect(lab.turn()).to_contain_text("Chose “Green tea” by you", timeout=QUESTION_TIMEOUT)
     lab.run_cell(1)
     lab.wait_output(1, "RESULT completed")
     lab.wait_output(1, "Green tea")
     lab.shot("answered")
-    record_latency(lab, latencies, f"lab_reload_{'background' if kernel_idle else 'sync'}", clicked)
+    test = f"lab_reload_{'background' if kernel_idle else 'sync'}"
+    latencies.measure(lab, test, ("Submit",), "UNBLOCKED")
 
 
 def wait_saved_with_widget(server: JupyterServer, name: str, timeout: float = 20.0) -> None:
@@ -220,6 +213,96 @@ def wait_saved_with_widget(server: JupyterServer, name: str, timeout: float = 20
             return
         time.sleep(0.2)
     raise AssertionError(f"{name}.ipynb was not saved with the widget's view in {timeout} s")
+
+
+def test_latency_of_many_answers(lab: NotebookPage, latencies: Latencies) -> None:
+    questions = 15
+    lab.open([PRELUDE + f"QUESTIONS = {questions}\n" + MANY_ALLOWS])
+    lab.run_cell(0)
+    allow = lab.turn().get_by_role("button", name="Allow")
+    answered = lab.turn().get_by_text("Allowed by you", exact=True)
+    for i in range(questions):
+        expect(allow).to_have_count(1, timeout=QUESTION_TIMEOUT)
+        allow.click()
+        expect(answered).to_have_count(i + 1)
+    lab.wait_output(0, f"RESULT {questions} completed")
+    lab.shot("all-allowed")
+    latencies.measure(lab, "lab_sync_allow_many", ("Allow",), "TOOL")
+
+
+def test_saved_widget_state_renders_without_the_kernel_that_made_it(lab: NotebookPage) -> None:
+    lab.server.set_lab_setting(WIDGETS, {"saveState": True})
+    try:
+        lab.open([PRELUDE + ALLOW_SYNC, SECOND_TURN])
+        lab.run_cell(0)
+        allow = lab.turn(0).get_by_role("button", name="Allow")
+        expect(allow).to_be_visible(timeout=QUESTION_TIMEOUT)
+        allow.click()
+        lab.wait_output(0, "RESULT completed saved note: hello")
+        lab.run_cell(1)
+        lab.wait_output(1, "SECOND A second **turn**, no tools.")
+        expect(lab.turn(1).locator(".mead-text strong")).to_have_text("turn")
+        # Two widgets, one import of the code and one stylesheet in the page.
+        imported = lab.page.evaluate(
+            "() => globalThis[Symbol.for('mead_notebook.frontend')]?.size ?? 0"
+        )
+        assert imported == 1
+        expect(lab.page.locator("style[id^='mead-notebook-css-']")).to_have_count(1)
+        (kernel,) = lab.server.api("GET", "api/kernels")
+        lab.save()
+        state = wait_saved_with_state(lab.server, lab.name)
+        shared = [m for m, s in state.items() if "code" in s["state"]]
+        turns = [s["state"] for s in state.values() if "_frontend" in s["state"]]
+        assert len(shared) == 1, "the saved state should hold the code once"
+        assert len(turns) == 2
+        for turn in turns:
+            assert turn["_frontend"] == f"IPY_MODEL_{shared[0]}"
+            assert len(turn["_esm"]) < 5_000, "a turn's saved state should not hold the code"
+        lab.turn(0).scroll_into_view_if_needed()
+        lab.shot("saved")
+
+        lab.server.shutdown_kernels()
+        lab.reopen()
+        (fresh,) = lab.server.api("GET", "api/kernels")
+        assert fresh["id"] != kernel["id"]
+        card = lab.card("write_note", 0)
+        expect(card).to_contain_text("Completed", timeout=QUESTION_TIMEOUT)
+        expect(card).to_contain_text("Allowed by you")
+        expect(lab.turn(0).locator(".mead-text")).to_contain_text("saved note: hello")
+        expect(lab.turn(1).locator(".mead-text strong")).to_have_text("turn")
+        expect(lab.turn(0).get_by_role("button", name="Allow")).to_have_count(0)
+        expect(lab.page.locator(".mead-load-error")).to_have_count(0)
+        lab.turn(0).scroll_into_view_if_needed()
+        lab.shot("reopened")
+    finally:
+        lab.server.set_lab_setting(WIDGETS, {})
+
+
+def test_a_widget_without_its_code_says_so(lab: NotebookPage) -> None:
+    lab.open([NO_CODE])
+    lab.run_cell(0)
+    failure = lab.output(0).get_by_role("alert")
+    expect(failure).to_contain_text("this turn cannot be shown", timeout=QUESTION_TIMEOUT)
+    expect(failure).to_contain_text("the shared frontend widget holds no code")
+    lab.shot("no-code")
+
+
+def wait_saved_with_state(
+    server: JupyterServer, name: str, timeout: float = 20.0
+) -> dict[str, dict[str, Any]]:
+    """Wait until the saved notebook holds widget state with the shared frontend; return it."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            model = server.api("GET", f"api/contents/{name}.ipynb")
+        except urllib.error.HTTPError:
+            model = None  # read while the server was writing it
+        widgets = (model or {}).get("content", {}).get("metadata", {}).get("widgets", {})
+        state: dict[str, dict[str, Any]] = widgets.get(WIDGET_STATE, {}).get("state", {})
+        if any("code" in s.get("state", {}) for s in state.values()):
+            return state
+        time.sleep(0.2)
+    raise AssertionError(f"{name}.ipynb was not saved with the widget state in {timeout} s")
 
 
 def test_model_text_and_arguments_render_inert(lab: NotebookPage) -> None:
