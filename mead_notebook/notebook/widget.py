@@ -13,7 +13,6 @@ import logging
 import math
 import os
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Final
@@ -21,7 +20,6 @@ from typing import Any, Final
 import traitlets
 
 from .. import _waiting
-from ..audit import AuditLog
 from ..calls import Call
 from ..interaction import (
     Allow,
@@ -36,6 +34,7 @@ from ..interaction import (
 )
 from ..turn import TurnResult
 from . import cards
+from .auditing import Auditor
 from .frontend import LoadsFrontend
 from .protocol import CallMessage, Card, Question, TextMessage, clean_text, parse
 from .questions import Questions, QuestionState
@@ -104,8 +103,7 @@ class NotebookInteraction(LoadsFrontend):
         self._local = threading.local()
         self._lock = threading.RLock()
         self._auto_display = display
-        self._audit = None if audit is None else AuditLog(audit)
-        self._turns = 0
+        self._auditor: Auditor | None = None
         self._handles: dict[str, Call] = {}
         self._cancel_requested: set[str] = set()
         self._text = TextStream(self._lock, self._emit_text, self._streaming)
@@ -119,6 +117,8 @@ class NotebookInteraction(LoadsFrontend):
             settled=self._audit_decision,
         )
         super().__init__(keyboard=keyboard, **kwargs)
+        if audit is not None:
+            self._auditor = Auditor(audit, self.model_id)
         self.on_msg(self._on_custom_msg)
 
     @property
@@ -175,7 +175,8 @@ class NotebookInteraction(LoadsFrontend):
         """Reset for a new turn and display the widget if it is not shown yet."""
         self._questions.new_turn()
         with self._lock:
-            self._turns += 1
+            if self._auditor is not None:
+                self._auditor.turn += 1
             self._text.reset()
             self._handles.clear()
             self._cancel_requested.clear()
@@ -256,7 +257,8 @@ class NotebookInteraction(LoadsFrontend):
             card = cards.updated(card, update)
             if card["status"] in ("completed", "failed"):
                 self._handles.pop(tool_call_id, None)
-                self._audit_end(card)
+                if self._auditor is not None:
+                    self._auditor.ended(card)
             self._put_card(card)
 
     def register_call(self, context: Any, tool_call_id: str, call: Call) -> None:
@@ -352,54 +354,11 @@ class NotebookInteraction(LoadsFrontend):
     def _streaming(self) -> bool:
         return self.status == "running" and self.comm is not None
 
-    def _audit_fields(self, card: Card) -> dict[str, Any]:
-        return {
-            "interaction": self.model_id,
-            "turn": self._turns,
-            "tool_call_id": card["tool_call_id"],
-            "tool": card["tool"],
-            "server": card["server"],
-            "class": card["class"],
-            "arguments": card["arguments"],
-        }
-
     def _audit_decision(self, q: QuestionState) -> None:
-        if self._audit is None or q.settled is None:
-            return
-        answer = q.settled.answer
-        with self._lock:
-            fields = self._audit_fields(self._card(q.tool_call_id))
-        fields.update(
-            kind=q.kind,
-            prompt=q.prompt,
-            asked_at=q.opened_at,
-            decided_at=q.settled_at,
-            decided_by=answer["by"],
-            decision=answer["decision"],
-            approved_arguments=answer["arguments"],
-            rule=answer["rule"],
-            note=answer["note"],
-            answer={"option_ids": answer["option_ids"], "text": answer["text"]}
-            if q.kind == "choice"
-            else None,
-        )
-        self._audit.write("decided", fields)
-
-    def _audit_end(self, card: Card) -> None:
-        if self._audit is None:
-            return
-        fields = self._audit_fields(card)
-        fields.update(
-            approved_arguments=card["approved_arguments"],
-            ended_at=time.time(),
-            status=card["status"],
-            outcome=card["outcome"],
-            error=card["error"],
-        )
-        try:
-            self._audit.write("ended", fields)
-        except OSError:
-            log.exception("the audit log %s could not be written", self._audit.path)
+        if self._auditor is not None:
+            with self._lock:
+                card = self._card(q.tool_call_id)
+            self._auditor.decided(card, q)
 
     def _wait(self, event: threading.Event, timeout: float) -> object:
         return _waiting.wait_for(self, event, timeout)

@@ -1,0 +1,77 @@
+"""What the widget writes to its audit log: one line per decision, one per ended call."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from typing import Any
+
+from ..audit import AuditLog
+from .protocol import Card
+from .questions import QuestionState
+
+log = logging.getLogger(__name__)
+log.addHandler(logging.NullHandler())
+
+__all__ = ["Auditor"]
+
+
+class Auditor:
+    """Writes the audit lines of one interaction (``interaction``: its widget id)."""
+
+    def __init__(self, path: str | os.PathLike[str], interaction: str) -> None:
+        self.log = AuditLog(path)
+        self.interaction = interaction
+        self.turn = 0
+
+    def decided(self, card: Card, q: QuestionState) -> None:
+        """A question was settled: who decided what, when, with which arguments."""
+        if q.settled is None:
+            return
+        answer = q.settled.answer
+        fields = self._call(card)
+        fields.update(
+            kind=q.kind,
+            prompt=q.prompt,
+            asked_at=q.opened_at,
+            decided_at=q.settled_at,
+            decided_by=answer["by"],
+            decision=answer["decision"],
+            approved_arguments=answer["arguments"],
+            rule=answer["rule"],
+            note=answer["note"],
+            answer={"option_ids": answer["option_ids"], "text": answer["text"]}
+            if q.kind == "choice"
+            else None,
+        )
+        self._write("decided", fields)
+
+    def ended(self, card: Card) -> None:
+        """A call ended: its status and outcome."""
+        fields = self._call(card)
+        fields.update(
+            approved_arguments=card["approved_arguments"],
+            ended_at=time.time(),
+            status=card["status"],
+            outcome=card["outcome"],
+            error=card["error"],
+        )
+        self._write("ended", fields)
+
+    def _call(self, card: Card) -> dict[str, Any]:
+        return {
+            "interaction": self.interaction,
+            "turn": self.turn,
+            "tool_call_id": card["tool_call_id"],
+            "tool": card["tool"],
+            "server": card["server"],
+            "class": card["class"],
+            "arguments": card["arguments"],
+        }
+
+    def _write(self, event: str, fields: dict[str, Any]) -> None:
+        try:
+            self.log.write(event, fields)
+        except OSError:
+            log.exception("the audit log %s could not be written", self.log.path)
