@@ -1,4 +1,4 @@
-"""MCP servers as tool sources: their tools, offered to the model and run by the router.
+"""``MCPServer``: an MCP server as a tool source, its connection held in a thread of its own.
 
 The MCP SDK is async and the router is not: each open server has a thread of
 its own running an asyncio loop, where one task holds the connection and each
@@ -11,47 +11,29 @@ import asyncio
 import concurrent.futures
 import json
 import os
-import shlex
 import sys
 import tempfile
 import threading
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, AsyncExitStack
-from pathlib import Path
+from collections.abc import Mapping, Sequence
+from contextlib import AsyncExitStack
 from typing import IO, Any
 
-from ..calls import Call
-from ..errors import MCPServerError, MCPToolError, ToolArgumentError
-from ..interaction import ToolClass
-from .base import Tool
+import mcp_types
+from mcp import Client
+from mcp.shared.exceptions import MCPError
 
-try:
-    import httpx2
-    import jsonschema
-    import mcp_types
-    from mcp import Client
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-    from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared.exceptions import MCPError
-except ImportError:  # pragma: no cover - depends on the installed extras
-    raise ImportError("MCPServer needs the mcp extra: pip install 'mead-notebook[mcp]'") from None
+from ...calls import Call
+from ...errors import MCPServerError, MCPToolError
+from ..base import Tool
+from .texts import call_error, describe, leaf, result_text, start_error
+from .tool import MCPTool
+from .transports import Connector, http_transport, stdio_transport
 
-__all__ = ["MCPServer", "MCPServerError", "MCPTool", "MCPToolError"]
+__all__ = ["MCPServer"]
 
-CONNECTION_CLOSED = -32000
-REQUEST_TIMEOUT = -32001
 CLOSE_TIMEOUT = 10.0
 """The longest ``close()`` waits for the server to shut down (seconds)."""
-STDERR_TAIL = 1500
-STDERR_LINES = 8
-"""How much of a stdio server's stderr goes into an error message (characters, lines)."""
 _MAX_PAGES = 100
-
-Connector = Callable[[AsyncExitStack], Awaitable[AbstractAsyncContextManager[Any]]]
-"""Opens an MCP transport, entering what it needs (an HTTP client) onto the stack."""
-
-
-_TIMEOUTS = (TimeoutError, asyncio.TimeoutError, concurrent.futures.TimeoutError)
 
 
 class MCPServer:
@@ -119,26 +101,14 @@ class MCPServer:
 
         The process gets a minimal environment (``PATH``, ``HOME``, ...) plus ``env``.
         """
-        if not isinstance(command, str) or not command.strip():
-            raise ValueError("command must be a non-empty program name or path")
-        if isinstance(args, str):
-            raise TypeError("args must be a sequence of strings, not one string")
-        params = StdioServerParameters(
-            command=command,
-            args=[str(a) for a in args],
-            env=dict(env) if env else None,
-            cwd=Path(cwd) if cwd is not None else None,
-        )
         server: MCPServer
-
-        async def transport(stack: AsyncExitStack) -> AbstractAsyncContextManager[Any]:
-            errlog = server._stderr if server._stderr is not None else sys.stderr
-            return stdio_client(params, errlog=errlog)  # type: ignore[arg-type]
-
+        transport, description = stdio_transport(
+            command, args, env, cwd, lambda: server._stderr or sys.stderr
+        )
         server = cls(
             name,
             transport,
-            description=shlex.join([command, *params.args]),
+            description=description,
             trusted=trusted,
             timeout=timeout,
             call_timeout=call_timeout,
@@ -158,18 +128,7 @@ class MCPServer:
         call_timeout: float = 300.0,
     ) -> MCPServer:
         """A server reached over streamable HTTP at ``url`` (e.g. ``http://host:8000/mcp``)."""
-        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-            raise ValueError(f"url must be an http:// or https:// URL, not {url!r}")
-        fixed_headers = dict(headers or {})
-
-        async def transport(stack: AsyncExitStack) -> AbstractAsyncContextManager[Any]:
-            client = httpx2.AsyncClient(
-                headers=fixed_headers,
-                timeout=httpx2.Timeout(timeout, read=max(call_timeout, 300.0)),
-            )
-            await stack.enter_async_context(client)
-            return streamable_http_client(url, http_client=client)
-
+        transport = http_transport(url, headers, timeout, call_timeout)
         return cls(
             name,
             transport,
@@ -222,9 +181,9 @@ class MCPServer:
                 if not isinstance(exc, Exception):
                     self._shutdown()
                     raise
-                error = self._start_error(exc)
+                error = start_error(self, exc)
                 self._shutdown()
-                raise error from _leaf(exc)
+                raise error from leaf(exc)
             self._tools = [self._make_tool(t) for t in listed]
             return list(self._tools)
 
@@ -289,7 +248,7 @@ class MCPServer:
         except BaseException as exc:
             if not ready.done():
                 ready.set_exception(exc)
-            self._ended = f"the connection ended: {_describe(exc)}"
+            self._ended = f"the connection ended: {describe(exc)}"
         finally:
             self._client = None
             self._ended = self._ended or "the connection ended"
@@ -331,38 +290,6 @@ class MCPServer:
             tool_class="read" if self.trusted and read_only else "effect",
         )
 
-    def _start_error(self, exc: BaseException) -> MCPServerError:
-        leaf = _leaf(exc)
-        where = f"MCP server {self.name!r} ({self.description})"
-        if isinstance(leaf, FileNotFoundError):
-            message = f"could not start {where}: the command was not found"
-        elif isinstance(leaf, PermissionError):
-            message = f"could not start {where}: the command is not executable"
-        elif isinstance(leaf, _TIMEOUTS) or (
-            isinstance(leaf, MCPError) and leaf.code == REQUEST_TIMEOUT
-        ):
-            message = f"{where} did not answer the MCP handshake within {self.timeout:g} s"
-        elif isinstance(leaf, MCPError) and leaf.code == CONNECTION_CLOSED:
-            message = f"{where} closed the connection during startup (it exited or crashed)"
-        elif isinstance(leaf, (asyncio.CancelledError, concurrent.futures.CancelledError)):
-            message = f"starting {where} was cancelled"
-        else:
-            message = f"could not start {where}: {_describe(leaf)}"
-        return MCPServerError(message + self._stderr_tail())
-
-    def _stderr_tail(self) -> str:
-        if self._stderr is None:
-            return ""
-        try:
-            size = os.fstat(self._stderr.fileno()).st_size
-            start = max(0, size - STDERR_TAIL)
-            data = os.pread(self._stderr.fileno(), size - start, start)
-        except (OSError, ValueError):
-            return ""
-        lines = data.decode("utf-8", "replace").strip().splitlines()[-STDERR_LINES:]
-        text = "\n".join(lines).strip()
-        return f"\nits stderr ends with:\n{text}" if text else ""
-
     # -- calls --------------------------------------------------------------------
 
     def _call(self, tool: str, arguments: dict[str, Any], call: Call) -> Any:
@@ -380,7 +307,11 @@ class MCPServer:
             ),
             loop,
         )
-        call.on_cancel(lambda: _cancel(future))
+
+        def cancel() -> None:
+            future.cancel()
+
+        call.on_cancel(cancel)
         try:
             result = future.result(self.call_timeout + CLOSE_TIMEOUT)
         except concurrent.futures.CancelledError:
@@ -391,122 +322,13 @@ class MCPServer:
                 f"MCP server {self.name!r} did not answer {tool} within {self.call_timeout:g} s"
             ) from None
         except MCPError as exc:
-            raise self._call_error(tool, exc) from exc
+            raise call_error(self, tool, exc) from exc
         except Exception as exc:
             raise MCPToolError(
-                f"MCP server {self.name!r} failed on {tool}: {_describe(_leaf(exc))}"
+                f"MCP server {self.name!r} failed on {tool}: {describe(leaf(exc))}"
             ) from exc
         if result.is_error:
-            raise MCPToolError(_result_text(result.content) or f"{tool} reported an error")
+            raise MCPToolError(result_text(result.content) or f"{tool} reported an error")
         if result.structured_content is not None:
             return json.dumps(result.structured_content, ensure_ascii=False, default=str)
-        return _result_text(result.content)
-
-    def _call_error(self, tool: str, exc: MCPError) -> MCPToolError:
-        if exc.code == CONNECTION_CLOSED:
-            self._ended = "the server closed the connection (it exited or crashed)"
-            return MCPToolError(
-                f"MCP server {self.name!r} closed the connection during {tool} "
-                f"(it exited or crashed){self._stderr_tail()}"
-            )
-        if exc.code == REQUEST_TIMEOUT:
-            return MCPToolError(
-                f"MCP server {self.name!r} did not answer {tool} within {self.call_timeout:g} s"
-            )
-        return MCPToolError(f"MCP server {self.name!r} rejected {tool}: {exc.message}")
-
-
-class MCPTool:
-    """One tool of an MCP server; arguments are checked against its JSON schema."""
-
-    def __init__(
-        self,
-        server: MCPServer,
-        *,
-        name: str,
-        description: str,
-        parameters: dict[str, Any],
-        tool_class: ToolClass,
-    ) -> None:
-        self.name = name
-        self.description = description
-        self.server = server.name
-        self.tool_class: ToolClass = tool_class
-        self.parameters = parameters
-        self._owner = server
-        self._schema_problem: str | None = None
-        cls = jsonschema.validators.validator_for(
-            parameters, default=jsonschema.Draft202012Validator
-        )
-        try:
-            cls.check_schema(parameters)
-        except jsonschema.SchemaError as exc:
-            self._schema_problem = exc.message
-        self._validator = cls(parameters)
-
-    def __repr__(self) -> str:
-        return f"<MCP tool {self.name} of {self.server} ({self.tool_class})>"
-
-    def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Check the arguments against the tool's input schema (``ToolArgumentError`` if not)."""
-        if self._schema_problem is not None:
-            raise ToolArgumentError(
-                f"the server's input schema for {self.name} is invalid: {self._schema_problem}"
-            )
-        if not isinstance(arguments, dict):
-            raise ToolArgumentError(f"arguments must be an object, not {type(arguments).__name__}")
-        errors = sorted(self._validator.iter_errors(arguments), key=lambda e: list(e.path))
-        if errors:
-            raise ToolArgumentError(
-                "; ".join(
-                    f"{'.'.join(str(p) for p in e.path) or '(arguments)'}: {e.message}"
-                    for e in errors
-                )
-            )
-        return dict(arguments)
-
-    def invoke(self, arguments: dict[str, Any], call: Call) -> Any:
-        """Run the call on the server and wait for its result (progress goes to ``call``)."""
-        return self._owner._call(self.name, arguments, call)
-
-
-def _result_text(content: Sequence[Any]) -> str:
-    parts: list[str] = []
-    for block in content:
-        kind = getattr(block, "type", None)
-        if kind == "text":
-            parts.append(block.text)
-        elif kind in ("image", "audio"):
-            parts.append(f"[{kind} {getattr(block, 'mime_type', '')}]".replace(" ]", "]"))
-        elif kind == "resource_link":
-            parts.append(f"[resource {block.uri}]")
-        elif kind == "resource":
-            text = getattr(block.resource, "text", None)
-            parts.append(text if isinstance(text, str) else f"[resource {block.resource.uri}]")
-        else:
-            parts.append(f"[{kind} content]")
-    return "\n".join(parts)
-
-
-def _cancel(future: concurrent.futures.Future[Any]) -> None:
-    future.cancel()
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    """The first real error inside nested exception groups."""
-    seen = 0
-    while seen < 20:
-        inner = getattr(exc, "exceptions", None)
-        if not inner:
-            return exc
-        exc = inner[0]
-        seen += 1
-    return exc
-
-
-def _describe(exc: BaseException) -> str:
-    leaf = _leaf(exc)
-    if isinstance(leaf, MCPError):
-        return leaf.message
-    text = str(leaf).strip()
-    return f"{type(leaf).__name__}: {text}" if text else type(leaf).__name__
+        return result_text(result.content)
