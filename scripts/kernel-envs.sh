@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Create one virtual environment per supported ipykernel version, for the
-# real-kernel test matrix (tests/kernel/). Idempotent: an environment that
-# already has the right ipykernel is left alone.
+# real-kernel test matrix (tests/kernel/). Each gets the project's own
+# dependencies (read from pyproject.toml) and imports the project from this
+# checkout; the oldest and newest also get the agent frameworks of the adapters.
+# Idempotent: an environment whose packages match is left alone.
 #
 #   scripts/kernel-envs.sh            # every version of the matrix
 #   scripts/kernel-envs.sh 7.4.0      # only these versions
@@ -26,19 +28,39 @@ if [[ ${#versions[@]} -eq 0 ]]; then
   versions=(6.29.5 6.31.0 7.0.1 7.3.0 7.4.0)
 fi
 
+# requirements EXTRA...: the project's dependencies and those of the named extras, one a line.
+requirements() {
+  "$python" - "$root/pyproject.toml" "$@" <<'PY'
+import sys, tomllib
+project = tomllib.load(open(sys.argv[1], "rb"))["project"]
+wanted = list(project["dependencies"])
+for extra in sys.argv[2:]:
+    wanted += project.get("optional-dependencies", {}).get(extra, [])
+print("\n".join(wanted))
+PY
+}
+
 for version in "${versions[@]}"; do
   env="$envs/ipykernel-$version"
-  if [[ -x "$env/bin/python" ]] &&
-    "$env/bin/python" -c "import sys, ipykernel, ipywidgets, anywidget, pydantic, mead_notebook; sys.exit(ipykernel.__version__ != '$version')" 2>/dev/null; then
+  extras=()
+  if [[ "$version" == 6.29.5 || "$version" == 7.4.0 ]]; then
+    extras=(langchain pydantic-ai)
+  fi
+  mapfile -t packages < <(requirements ${extras[@]+"${extras[@]}"})
+  packages=("ipykernel==$version" "${packages[@]}")
+  stamp="$env/.mead-packages"
+  if [[ -x "$env/bin/python" && -f "$stamp" ]] &&
+    [[ "$(cat "$stamp")" == "$(printf '%s\n' "${packages[@]}")" ]] &&
+    "$env/bin/python" -c "import sys, ipykernel, mead_notebook.notebook; sys.exit(ipykernel.__version__ != '$version')" 2>/dev/null; then
     echo "kernel-envs: ipykernel $version ready at $env"
     continue
   fi
   echo "kernel-envs: creating $env"
   "$uv" venv --quiet --allow-existing --python "$python" "$env"
-  VIRTUAL_ENV="$env" "$uv" pip install --quiet \
-    "ipykernel==$version" "ipywidgets>=8" "anywidget>=0.9" "pydantic>=2.5" "traitlets>=5.9"
+  VIRTUAL_ENV="$env" "$uv" pip install --quiet "${packages[@]}"
   # The project itself, from this checkout, without building its frontend bundle.
   site="$("$env/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
   echo "$root" >"$site/mead_notebook_checkout.pth"
-  "$env/bin/python" -c "import ipykernel, mead_notebook; print('kernel-envs: ipykernel', ipykernel.__version__, 'ready at $env')"
+  printf '%s\n' "${packages[@]}" >"$stamp"
+  "$env/bin/python" -c "import ipykernel, mead_notebook.notebook; print('kernel-envs: ipykernel', ipykernel.__version__, 'ready at $env')"
 done
