@@ -41,7 +41,7 @@ export function buildChoice(ctx, question) {
   if (inputs.length === 0) fieldset.append(h("p", { text: "No options were given." }));
   const otherId = ctx.uid();
   const other = h("input", { type: "text", id: otherId, class: "mead-other-input", autocomplete: "off", maxlength: String(MAX_OTHER) });
-  const otherHint = h("span", { class: "mead-hint", hidden: true, text: "Your own answer is sent instead of the options." });
+  const otherHint = h("span", { class: "mead-hint", hidden: true });
   const hint = keyboard ? `${multiple ? "1–9 tick" : "1–9 pick"} · Enter submits` : "";
 
   const el = questionSection("choice", { "data-multiple": multiple ? "true" : "false" }, [
@@ -61,6 +61,7 @@ export function buildChoice(ctx, question) {
     if (sent) return;
     const ownWords = other.value.trim() !== "";
     fieldset.disabled = ownWords;
+    setText(otherHint, ownWords ? "Your own answer is sent instead of the options." : "");
     setShown(otherHint, ownWords);
     submit.disabled = !ownWords && picked().length === 0;
   };

@@ -5,7 +5,7 @@
 import { sameValue } from "./arguments-editor.js";
 import { buildChoice } from "./choice.js";
 import { cssToken, questionSection, validOptions } from "./controls.js";
-import { h, prettyJson, setShown, setText } from "./dom.js";
+import { h, prettyJson, setText } from "./dom.js";
 import { describeAnswer } from "./labels.js";
 import { buildPermission } from "./permission.js";
 import { isObject } from "./state.js";
@@ -82,19 +82,22 @@ function buildAnswered(card, question) {
   el.append(h("p", { class: "mead-decision", text: describeAnswer(question) }));
   const asked = h("pre", { class: "mead-asked-args", "aria-label": "Arguments asked for" });
   const approved = h("pre", { class: "mead-approved-args", "aria-label": "Arguments approved" });
-  const edited = h("div", { class: "mead-edited", hidden: true }, [
+  const edited = h("div", { class: "mead-edited" }, [
     h("p", { class: "mead-edited-label", text: "Asked for:" }),
     asked,
     h("p", { class: "mead-edited-label", text: "Approved:" }),
     approved,
   ]);
-  el.append(edited);
   /** @param {Card} next */
   const update = (next) => {
     const args = question.kind === "permission" ? approvedArguments(next) : null;
-    setShown(edited, args !== null);
-    setText(asked, args === null ? "" : prettyJson(next.arguments ?? {}));
-    setText(approved, args === null ? "" : prettyJson(args));
+    if (args === null) {
+      edited.remove();
+      return;
+    }
+    setText(asked, prettyJson(next.arguments ?? {}));
+    setText(approved, prettyJson(args));
+    if (edited.parentNode !== el) el.append(edited);
   };
   update(card);
   return { ...closedView(el), update };
