@@ -263,6 +263,29 @@ def test_edited_arguments_are_checked_and_the_tool_runs_with_exactly_them(make: 
     assert result.messages[2]["content"] == "a.png is 800 wide"
 
 
+def test_each_refusal_changes_the_question_even_for_the_same_reason(make: Any) -> None:
+    w, _c = make(timeout=30.0)
+    w.turn_started(None, "x")
+    w.deliver({"type": "rendered"})
+    req = {**request("c1", "resize"), "parameters": resize.parameters}
+    got, t = ask_in_thread(w, req)
+    q = open_question(w, "c1")
+    assert (q["rejected"], q["rejections"]) == (None, 0)
+    seen = []
+    for path in ("a.png", "b.png"):
+        bad = {"type": "answer", "question_id": q["id"], "decision": "allow"}
+        w.deliver({**bad, "arguments": {"path": path}})
+        seen.append(dict(w.calls["c1"]["question"]))
+    assert seen[0]["rejected"] == seen[1]["rejected"]
+    assert "required" in (seen[0]["rejected"] or "")
+    assert [s["rejections"] for s in seen] == [1, 2]
+    assert seen[0] != seen[1]
+    assert got == []
+    w.deliver({"type": "answer", "question_id": q["id"], "decision": "deny"})
+    t.join(10)
+    assert got == [Deny("rejected", "")]
+
+
 def test_approved_arguments_that_break_the_tool_never_run_it() -> None:
     class Sloppy(AllowAll):
         def request_permission(self, context: Any, request: Any) -> Allow:

@@ -2,20 +2,13 @@
 // only what differs, so an open <details> or a picked option survives.
 
 import { h, prettyJson, setAttr, setShown, setText } from "./dom.js";
+import { OUTCOME_LABEL, lookup } from "./labels.js";
 import { buildQuestion, cssToken, isOpen, questionKey } from "./question.js";
 import { isObject, stringOr } from "./state.js";
 
 /** @typedef {import("./model").Card} Card */
 /** @typedef {import("./model").QuestionView} QuestionView */
 /** @typedef {import("./model").ViewContext} ViewContext */
-
-/** @type {Record<string, string>} */
-const OUTCOME_LABEL = {
-  denied: "Denied",
-  cancelled: "Cancelled",
-  expired: "Expired",
-  interrupted: "Interrupted",
-};
 
 /** @type {Record<string, string>} */
 const STATUS_LABEL = {
@@ -31,7 +24,8 @@ const STATUS_LABEL = {
  * @returns {string}
  */
 export function statusLabel(card) {
-  if (typeof card.outcome === "string" && OUTCOME_LABEL[card.outcome]) return OUTCOME_LABEL[card.outcome];
+  const outcome = lookup(OUTCOME_LABEL, card.outcome);
+  if (outcome) return outcome;
   if (card.status === "pending" && isOpen(card.question)) return "Waiting for you";
   return STATUS_LABEL[card.status] ?? "Unknown";
 }
@@ -42,7 +36,7 @@ export function statusLabel(card) {
  * @returns {string}
  */
 export function stateToken(card) {
-  if (typeof card.outcome === "string" && OUTCOME_LABEL[card.outcome]) return card.outcome;
+  if (lookup(OUTCOME_LABEL, card.outcome)) return String(card.outcome);
   return STATUS_LABEL[card.status] ? card.status : "unknown";
 }
 
@@ -159,7 +153,10 @@ export class CardView {
   /** @param {Card} card */
   updateQuestion(card) {
     const key = questionKey(card.question);
-    if (key === this.questionKey) return;
+    if (key === this.questionKey) {
+      this.question?.update(card);
+      return;
+    }
     this.questionKey = key;
     this.question?.dispose();
     this.question = null;

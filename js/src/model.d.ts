@@ -60,6 +60,8 @@ export interface Question {
   deadline: number | null;
   /** why the last answer from a view was refused, until one settles the question */
   rejected: string | null;
+  /** how many answers from views were refused: a view sees each refusal, even a repeated one */
+  rejections: number;
   answer: Answer | null;
 }
 
@@ -171,6 +173,8 @@ export interface ViewContext {
   ticker: Ticker;
   /** an id unique in the page, for `id`/`for`/`name` attributes */
   uid(): string;
+  /** whether a focused question answers keys now (the `keyboard` trait) */
+  keyboard(): boolean;
 }
 
 /** The view of a card's question. */
@@ -180,5 +184,7 @@ export interface QuestionView {
   open: boolean;
   /** move focus to its first control; false when it cannot take focus */
   focus(): boolean;
+  /** show a newer state of the same question (a refused answer, the approved arguments) */
+  update(card: Card): void;
   dispose(): void;
 }

@@ -58,6 +58,7 @@ export class TurnView {
       },
       ticker: this.ticker,
       uid: () => `mead-${viewId}-${counter++}`,
+      keyboard: () => this.model.get("keyboard") !== false,
     };
 
     this.prompt = h("p", { class: "mead-prompt" });

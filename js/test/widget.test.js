@@ -410,7 +410,7 @@ describe("choice questions", () => {
     expect(submit.disabled).toBe(false);
     submit.click();
     submit.click();
-    expect(model.sentOfType("answer")).toEqual([{ type: "answer", question_id: "q2", option_id: "blue" }]);
+    expect(model.sentOfType("answer")).toEqual([{ type: "answer", question_id: "q2", option_ids: ["blue"] }]);
   });
 
   it("shows an expiry countdown", async () => {

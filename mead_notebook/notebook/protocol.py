@@ -82,7 +82,9 @@ class Question(TypedDict):
     ``read`` tool) and ``schema``, the tool's JSON schema, for editing the
     arguments. A choice may be ``multiple`` (pick several) and always takes an
     "Other" text. ``rejected`` says why the last answer from a view was refused
-    (invalid edited arguments), until a valid one settles the question.
+    (invalid edited arguments), until a valid one settles the question;
+    ``rejections`` counts those refusals, so a view sees each one, even a second
+    refusal for the same reason.
     """
 
     id: str
@@ -94,6 +96,7 @@ class Question(TypedDict):
     schema: dict[str, Any] | None
     deadline: int | None
     rejected: str | None
+    rejections: int
     answer: Answer | None
 
 

@@ -49,6 +49,7 @@ class QuestionState:
     opened_at: float = field(default_factory=time.time)
     settled_at: float | None = None
     rejected: str | None = None
+    rejections: int = 0
     wake: threading.Event = field(default_factory=threading.Event)
     settled: Interpretation | None = None
     settled_by: AnswerMessage | None = None
@@ -69,6 +70,7 @@ class QuestionState:
             schema=self.asked.schema,
             deadline=self.deadline,
             rejected=self.rejected,
+            rejections=self.rejections,
             answer=None if self.settled is None else self.settled.answer,
         )
 
@@ -183,6 +185,7 @@ class Questions:
                 log.warning("refused an answer to %s: %s", q.id, meaning)
                 if message["arguments"] is not None or message["remember"] is not None:
                     q.rejected = meaning
+                    q.rejections += 1
                     self._show(q.tool_call_id, q.view())
                 return
             if meaning.rule is not None and meaning.rule not in self._rules:

@@ -42,7 +42,7 @@ WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 
 def allow_and_check(nb: NotebookPage, latencies: Latencies, test: str) -> None:
-    allow = nb.turn().get_by_role("button", name="Allow")
+    allow = nb.turn().get_by_role("button", name="Allow", exact=True)
     expect(allow).to_be_visible(timeout=QUESTION_TIMEOUT)
     expect(nb.card("write_note")).to_contain_text("Waiting for you")
     nb.shot("asking")
@@ -73,7 +73,7 @@ def test_allow_a_background_turn(lab: NotebookPage, latencies: Latencies) -> Non
     lab.open([PRELUDE + BACKGROUND_ALLOW, BACKGROUND_RESULT])
     lab.run_cell(0)
     lab.wait_output(0, "STARTED")
-    allow = lab.turn().get_by_role("button", name="Allow")
+    allow = lab.turn().get_by_role("button", name="Allow", exact=True)
     expect(allow).to_be_visible(timeout=QUESTION_TIMEOUT)
     lab.shot("asking")
     allow.click()
@@ -119,7 +119,7 @@ def test_answer_a_choice(lab: NotebookPage, latencies: Latencies) -> None:
 def test_cancel_a_slow_tool(lab: NotebookPage) -> None:
     lab.open([PRELUDE + CANCEL_SYNC])
     lab.run_cell(0)
-    allow = lab.turn().get_by_role("button", name="Allow")
+    allow = lab.turn().get_by_role("button", name="Allow", exact=True)
     expect(allow).to_be_visible(timeout=QUESTION_TIMEOUT)
     allow.click()
     card = lab.card("slow_count")
@@ -158,7 +158,7 @@ def test_a_question_times_out(lab: NotebookPage) -> None:
     card = lab.card("write_note")
     expect(card).to_have_attribute("data-outcome", "expired")
     expect(card).to_contain_text("Expired")
-    expect(lab.turn().get_by_role("button", name="Allow")).to_have_count(0)
+    expect(lab.turn().get_by_role("button", name="Allow", exact=True)).to_have_count(0)
     lab.shot("expired")
 
 
@@ -218,7 +218,7 @@ def test_latency_of_many_answers(lab: NotebookPage, latencies: Latencies) -> Non
     questions = 15
     lab.open([PRELUDE + f"QUESTIONS = {questions}\n" + MANY_ALLOWS])
     lab.run_cell(0)
-    allow = lab.turn().get_by_role("button", name="Allow")
+    allow = lab.turn().get_by_role("button", name="Allow", exact=True)
     answered = lab.turn().get_by_text("Allowed by you", exact=True)
     for i in range(questions):
         expect(allow).to_have_count(1, timeout=QUESTION_TIMEOUT)
@@ -234,7 +234,7 @@ def test_saved_widget_state_renders_without_the_kernel_that_made_it(lab: Noteboo
     try:
         lab.open([PRELUDE + ALLOW_SYNC, SECOND_TURN])
         lab.run_cell(0)
-        allow = lab.turn(0).get_by_role("button", name="Allow")
+        allow = lab.turn(0).get_by_role("button", name="Allow", exact=True)
         expect(allow).to_be_visible(timeout=QUESTION_TIMEOUT)
         allow.click()
         lab.wait_output(0, "RESULT completed saved note: hello")
@@ -269,7 +269,7 @@ def test_saved_widget_state_renders_without_the_kernel_that_made_it(lab: Noteboo
         expect(card).to_contain_text("Allowed by you")
         expect(lab.turn(0).locator(".mead-text")).to_contain_text("saved note: hello")
         expect(lab.turn(1).locator(".mead-text strong")).to_have_text("turn")
-        expect(lab.turn(0).get_by_role("button", name="Allow")).to_have_count(0)
+        expect(lab.turn(0).get_by_role("button", name="Allow", exact=True)).to_have_count(0)
         expect(lab.page.locator(".mead-load-error")).to_have_count(0)
         lab.turn(0).scroll_into_view_if_needed()
         lab.shot("reopened")
@@ -308,7 +308,7 @@ def test_model_text_and_arguments_render_inert(lab: NotebookPage) -> None:
     lab.open([PRELUDE + HOSTILE])
     lab.run_cell(0)
     turn = lab.turn()
-    allow = turn.get_by_role("button", name="Allow")
+    allow = turn.get_by_role("button", name="Allow", exact=True)
     expect(allow).to_be_visible(timeout=QUESTION_TIMEOUT)
     expect(turn.locator(".mead-text strong")).to_have_text("bold")
     args = lab.card("write_note").locator(".mead-question-args")
@@ -344,7 +344,7 @@ def test_dark_theme(lab: NotebookPage, artifacts: object) -> None:
             "data-jp-theme-light", "false", timeout=30_000
         )
         lab.run_cell(0)
-        allow = lab.turn().get_by_role("button", name="Allow")
+        allow = lab.turn().get_by_role("button", name="Allow", exact=True)
         expect(allow).to_be_visible(timeout=QUESTION_TIMEOUT)
         lab.shot("dark-asking")
         allow.click()

@@ -16,7 +16,7 @@ def test_allow_in_a_sync_cell(notebook7: NotebookPage, latencies: Latencies) -> 
     nb = notebook7
     nb.open([PRELUDE + ALLOW_SYNC])
     nb.run_cell(0)
-    allow = nb.turn().get_by_role("button", name="Allow")
+    allow = nb.turn().get_by_role("button", name="Allow", exact=True)
     expect(allow).to_be_visible(timeout=60_000)
     expect(nb.card("write_note")).to_contain_text("Waiting for you")
     nb.shot("asking")

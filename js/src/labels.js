@@ -1,0 +1,136 @@
+// The words a view uses for outcomes, decisions, who decided, "Allow always"
+// scopes and rules, and the sentence that sums up a settled question.
+
+import { isObject } from "./state.js";
+
+/** @typedef {import("./model").Answer} Answer */
+/** @typedef {import("./model").Card} Card */
+/** @typedef {import("./model").Option} Option */
+/** @typedef {import("./model").Outcome} Outcome */
+/** @typedef {import("./model").Question} Question */
+/** @typedef {import("./model").Scope} Scope */
+
+/** Why a failed call failed, as its card's status says it. @type {Record<Outcome, string>} */
+export const OUTCOME_LABEL = {
+  denied: "Denied",
+  cancelled: "Cancelled",
+  expired: "Expired",
+  interrupted: "Interrupted",
+  timeout: "Timed out",
+  error: "Error",
+  unknown: "Unknown tool",
+  invalid_arguments: "Invalid arguments",
+  no_answer: "No answer",
+};
+
+/** How a question was settled. @type {Record<import("./model").Decision, string>} */
+export const DECISION_LABEL = {
+  allow: "Allowed",
+  deny: "Denied",
+  picked: "Answered",
+  expired: "Expired",
+  interrupted: "Interrupted",
+  no_answer: "No answer",
+};
+
+/** Who settled it, as the end of a sentence. @type {Record<import("./model").DecidedBy, string>} */
+export const BY_LABEL = {
+  person: "by you",
+  policy: "by policy",
+  rule: "by your “Allow always” rule",
+  timeout: "on timeout",
+  fallback: "by the fallback (nobody to answer)",
+  kernel: "by the kernel",
+};
+
+/** Decisions that happened to a question rather than being made: no "by" is added. */
+const UNMADE = new Set(["expired", "interrupted", "no_answer"]);
+
+/**
+ * What an "Allow always" of `scope` covers, named after this card's tool and server.
+ * @param {Scope} scope
+ * @param {Pick<Card, "tool" | "server">} card
+ * @returns {string}
+ */
+export function scopeLabel(scope, card) {
+  const tool = typeof card.tool === "string" && card.tool ? card.tool : "?";
+  const server = typeof card.server === "string" && card.server ? card.server : "?";
+  if (scope === "tool") return `the tool ${tool}`;
+  if (scope === "server") return `every tool on ${server}`;
+  if (scope === "class") return "every read tool";
+  return String(scope);
+}
+
+/**
+ * A rule as the kernel names it ("tool delete_file", "server files", "class read") in words.
+ * @param {string} rule
+ * @returns {string}
+ */
+export function ruleLabel(rule) {
+  const space = rule.indexOf(" ");
+  const scope = space > 0 ? rule.slice(0, space) : "";
+  const value = space > 0 ? rule.slice(space + 1) : "";
+  if (scope === "tool") return `the tool ${value}`;
+  if (scope === "server") return `every tool on ${value}`;
+  if (scope === "class") return value === "read" ? "every read tool" : `every ${value} tool`;
+  return rule;
+}
+
+/**
+ * The label of a choice's option, or its id when it is not among the options.
+ * @param {Question} question
+ * @param {string} id
+ */
+function optionLabel(question, id) {
+  const options = Array.isArray(question.options) ? question.options : [];
+  const option = options.find((o) => isObject(o) && o.id === id && typeof o.label === "string");
+  return option ? option.label : id;
+}
+
+/**
+ * A short sentence for a settled question, e.g. "Allowed by you" or
+ * "Denied by you: wrong file"; it names the rule that answered or was made.
+ * @param {Question} question
+ * @returns {string}
+ */
+export function describeAnswer(question) {
+  /** @type {Partial<Answer>} */
+  const answer = isObject(question.answer) ? question.answer : {};
+  const decision = typeof answer.decision === "string" ? answer.decision : "";
+  const byKey = typeof answer.by === "string" ? answer.by : "";
+  const byLabel = lookup(BY_LABEL, byKey);
+  const by = byLabel ? ` ${byLabel}` : "";
+  const rule = typeof answer.rule === "string" && answer.rule ? ruleLabel(answer.rule) : "";
+  const picked = Array.isArray(answer.option_ids)
+    ? answer.option_ids.filter((id) => typeof id === "string")
+    : typeof answer.option_id === "string" && answer.option_id
+      ? [answer.option_id]
+      : [];
+  let text;
+  if (typeof answer.text === "string" && answer.text !== "") {
+    text = `Answered “${answer.text}”${by}`;
+  } else if (picked.length > 0) {
+    text = `Chose ${picked.map((id) => `“${optionLabel(question, id)}”`).join(", ")}${by}`;
+  } else if (decision === "allow" && byKey === "rule") {
+    text = rule ? `Allowed${by} for ${rule}` : `Allowed${by}`;
+  } else if (decision === "allow" && rule) {
+    text = `Allowed${by}, and always from now on for ${rule}`;
+  } else if (lookup(DECISION_LABEL, decision)) {
+    const label = lookup(DECISION_LABEL, decision);
+    text = UNMADE.has(decision) ? label : `${label}${by}`;
+  } else {
+    text = "Settled";
+  }
+  const note = typeof answer.note === "string" ? answer.note.trim() : "";
+  return note ? `${text}: ${note}` : text;
+}
+
+/**
+ * The table's own entry for `key` (never an inherited one like "constructor"), or "".
+ * @param {Record<string, string>} table
+ * @param {unknown} key
+ * @returns {string}
+ */
+export function lookup(table, key) {
+  return typeof key === "string" && Object.prototype.hasOwnProperty.call(table, key) ? table[key] : "";
+}

@@ -1,0 +1,197 @@
+// An open permission question: Allow, Deny with an optional reason, "Allow
+// always" for a scope the person picks among those the kernel offers, and an
+// editor for the arguments. An answer the kernel refuses (arguments that break
+// the tool's schema) leaves the question open with the reason shown.
+
+import { ArgumentsEditor } from "./arguments-editor.js";
+import { countdownFor, cssToken, focusElement, questionSection, setDisabled } from "./controls.js";
+import { h, prettyJson, setShown, setText } from "./dom.js";
+import { enterAllows, listenForShortcuts } from "./keys.js";
+import { scopeLabel } from "./labels.js";
+import { isObject, nonEmptyOr } from "./state.js";
+
+/** @typedef {import("./model").AnswerMessage} AnswerMessage */
+/** @typedef {import("./model").Card} Card */
+/** @typedef {import("./model").Question} Question */
+/** @typedef {import("./model").QuestionView} QuestionView */
+/** @typedef {import("./model").Scope} Scope */
+/** @typedef {import("./model").ViewContext} ViewContext */
+
+/** @type {Record<string, string>} */
+const CLASS_HINT = {
+  read: "reads only",
+  effect: "can change things",
+};
+
+/**
+ * The scopes to offer for "Allow always": those the kernel offers, in its
+ * order; "every read tool" only on a read call.
+ * @param {Card} card
+ * @param {Question} question
+ * @returns {Scope[]}
+ */
+export function offeredScopes(card, question) {
+  const scopes = Array.isArray(question.scopes) ? question.scopes : [];
+  /** @type {Scope[]} */
+  const known = ["tool", "server", "class"];
+  return known.filter((s) => scopes.includes(s) && (s !== "class" || card.class === "read"));
+}
+
+/**
+ * The hint next to the buttons, saying which keys answer.
+ * @param {boolean} keyboard
+ * @param {boolean} enter whether Enter allows this call
+ */
+function keyHint(keyboard, enter) {
+  if (!keyboard) return "";
+  return enter ? "Enter allows · Esc denies" : "Esc denies · Enter is off: this call may delete or overwrite";
+}
+
+/**
+ * @param {ViewContext} ctx
+ * @param {Card} card
+ * @param {Question} question
+ * @returns {QuestionView}
+ */
+export function buildPermission(ctx, card, question) {
+  const tool = nonEmptyOr(card.tool, "?");
+  const server = nonEmptyOr(card.server, "?");
+  const toolClass = nonEmptyOr(card.class, "effect");
+  const enter = enterAllows(card);
+  const keyboard = ctx.keyboard();
+  const labelId = ctx.uid();
+  const allow = h("button", {
+    type: "button",
+    class: "mead-button mead-allow",
+    "aria-keyshortcuts": keyboard && enter ? "Enter" : null,
+    text: "Allow",
+  });
+  const deny = h("button", {
+    type: "button",
+    class: "mead-button mead-deny",
+    "aria-keyshortcuts": keyboard ? "Escape" : null,
+    text: "Deny",
+  });
+  const reasonId = ctx.uid();
+  const reason = h("input", { type: "text", id: reasonId, class: "mead-reason-input", autocomplete: "off", maxlength: "500" });
+  const status = h("span", { class: "mead-sent", role: "status" });
+  const rejected = h("p", { class: "mead-rejected", role: "alert", hidden: true });
+  const editor = new ArgumentsEditor(ctx, card.arguments);
+  const scopes = offeredScopes(card, question);
+  const scopeId = ctx.uid();
+  const scope = h("select", { id: scopeId, class: "mead-scope" });
+  for (const s of scopes) scope.append(h("option", { value: s, text: scopeLabel(s, card) }));
+  const always = h("button", { type: "button", class: "mead-button mead-allow-always", text: "Allow always" });
+  const countdown = countdownFor(ctx, question, "Denies");
+
+  const el = questionSection("permission", { role: "group", "aria-labelledby": labelId }, [
+    h("p", { class: "mead-question-prompt", id: labelId }, [
+      "Allow ",
+      h("strong", { text: tool }),
+      " on ",
+      h("strong", { text: server }),
+      "? ",
+      h("span", { class: `mead-badge mead-class-${cssToken(toolClass)}`, text: toolClass }),
+      h("span", { class: "mead-class-hint", text: ` (${CLASS_HINT[toolClass] ?? "unknown class"})` }),
+    ]),
+    h("pre", { class: "mead-question-args", "aria-label": "Arguments" }, [prettyJson(card.arguments)]),
+    editor.el,
+    rejected,
+    h("div", { class: "mead-actions" }, [
+      allow,
+      deny,
+      countdown,
+      h("span", { class: "mead-hint", "aria-hidden": "true", text: keyHint(keyboard, enter) }),
+      status,
+    ]),
+    scopes.length > 0
+      ? h("div", { class: "mead-always" }, [h("label", { for: scopeId, text: "Allow always for" }), scope, always])
+      : null,
+    h("div", { class: "mead-reason" }, [h("label", { for: reasonId, text: "Reason if denied (optional)" }), reason]),
+  ]);
+  const controls = [allow, deny, always, scope, reason, editor.input];
+
+  let waiting = false;
+  let refusals = rejections(question);
+  showRejected(rejected, question);
+
+  /**
+   * @param {"allow" | "deny"} decision
+   * @param {Scope | null} remember
+   */
+  const answer = (decision, remember = null) => {
+    if (waiting) return;
+    /** @type {AnswerMessage} */
+    const message = { type: "answer", question_id: question.id, decision, note: "" };
+    if (decision === "allow") {
+      const edit = editor.read();
+      if (edit.kind === "invalid") {
+        editor.showError(edit.reason);
+        editor.focus();
+        return;
+      }
+      if (edit.kind === "edited") message.arguments = edit.value;
+      if (remember !== null) message.remember = remember;
+    } else {
+      message.note = reason.value.trim();
+    }
+    waiting = true;
+    setDisabled(controls, true);
+    setText(status, decision === "allow" ? "Allowing…" : "Denying…");
+    ctx.send(message);
+  };
+  allow.addEventListener("click", () => answer("allow"));
+  deny.addEventListener("click", () => answer("deny"));
+  always.addEventListener("click", () => {
+    const picked = scopes.find((s) => s === scope.value);
+    if (picked) answer("allow", picked);
+  });
+  listenForShortcuts(el, ctx.keyboard, (key) => {
+    if (key === "escape") {
+      answer("deny");
+      return true;
+    }
+    if (key === "enter" && enter) {
+      answer("allow");
+      return true;
+    }
+    return false;
+  });
+
+  return {
+    el,
+    open: true,
+    focus: () => focusElement(ctx.keyboard() && enter ? allow : el),
+    update(next) {
+      const q = next.question;
+      if (!isObject(q)) return;
+      showRejected(rejected, q);
+      const count = rejections(q);
+      if (count === refusals) return;
+      refusals = count;
+      if (!waiting) return;
+      waiting = false;
+      setDisabled(controls, false);
+      setText(status, "");
+      if (editor.read().kind === "edited") editor.focus();
+    },
+    dispose() {
+      if (countdown) ctx.ticker.remove(countdown);
+    },
+  };
+}
+
+/** @param {Question} question */
+function rejections(question) {
+  return typeof question.rejections === "number" ? question.rejections : 0;
+}
+
+/**
+ * @param {HTMLElement} el
+ * @param {Question} question
+ */
+function showRejected(el, question) {
+  const reason = typeof question.rejected === "string" ? question.rejected : "";
+  setText(el, reason ? `Not accepted: ${reason}` : "");
+  setShown(el, reason !== "");
+}
