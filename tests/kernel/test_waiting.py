@@ -309,5 +309,5 @@ def test_choice_answered_by_option_id(fe: Frontend) -> None:
     result = result_of(out)
     assert result["calls"][0]["status"] == "completed"
     assert json.loads(result["calls"][0]["result"]) == {"option_id": "b", "label": "Banana"}
-    assert answered_by_person(fe) == ["allow"]
+    assert answered_by_person(fe) == ["picked"]
     note_latency(fe, "choice")
