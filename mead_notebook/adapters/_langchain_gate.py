@@ -25,8 +25,10 @@ from mead_notebook.turn import CallRecord
 from ._questions import as_text
 from ._session import Session, canceller
 
-__all__ = ["ASK_USER_MARK", "ToolGate", "gated_tool_node"]
+__all__ = ["ASK_USER_MARK", "SERVER", "ToolGate", "gated_tool_node"]
 
+SERVER = "langchain"
+"""What a card names as the calls' server."""
 ASK_USER_MARK = "mead_ask_user"
 """The metadata key of the ``ask_user`` tool, whose question the gate asks itself."""
 
@@ -57,10 +59,10 @@ class ToolGate:
             return _message(request, text, error=failed)
         refused = _refusal(request)
         if refused is not None:
-            await session.call(session.fail_unseen, tool_call_id, name, args, *refused)
+            await session.call(session.fail_unseen, tool_call_id, name, SERVER, args, *refused)
             return _message(request, refused[1], error=True)
         record, allowed = await session.call(
-            session.admit, tool_call_id, name, "", _class_of(request.tool), args
+            session.admit, tool_call_id, name, SERVER, _class_of(request.tool), args
         )
         if not allowed:
             return _message(request, record.error or "The call was denied.", error=True)
@@ -95,10 +97,10 @@ class ToolGate:
             return _message(request, text, error=failed)
         refused = _refusal(request)
         if refused is not None:
-            session.call_now(session.fail_unseen, tool_call_id, name, args, *refused)
+            session.call_now(session.fail_unseen, tool_call_id, name, SERVER, args, *refused)
             return _message(request, refused[1], error=True)
         record, allowed = session.call_now(
-            session.admit, tool_call_id, name, "", _class_of(request.tool), args
+            session.admit, tool_call_id, name, SERVER, _class_of(request.tool), args
         )
         if not allowed:
             return _message(request, record.error or "The call was denied.", error=True)

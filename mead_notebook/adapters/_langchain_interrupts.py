@@ -20,6 +20,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.types import Interrupt
 
+from ._langchain_gate import SERVER as TOOLS
 from ._questions import ask, choice_from
 from ._session import Session
 
@@ -97,11 +98,11 @@ def _review(tool_call_id: str, action: Mapping[str, Any], allowed: Sequence[str]
 
     async def review(session: Session) -> Any:
         if "respond" in allowed and offered is not None and "approve" not in allowed:
-            picked, text = await session.call(ask, session, offered[0], name, "", args)
+            picked, text = await session.call(ask, session, offered[0], name, TOOLS, args)
             if picked is not None or "reject" not in allowed:
                 return {"type": "respond", "message": text}
             return {"type": "reject", "message": text}
-        record, ok = await session.call(session.admit, tool_call_id, name, "", "effect", args)
+        record, ok = await session.call(session.admit, tool_call_id, name, TOOLS, "effect", args)
         if ok and "approve" in allowed:
             return {"type": "approve"}
         message = record.error or f"Permission to run {name} was denied."

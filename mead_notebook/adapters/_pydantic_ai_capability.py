@@ -46,8 +46,10 @@ from ._session import Session, canceller, current
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
 
-__all__ = ["ASK_USER_MARK", "MeadCapability"]
+__all__ = ["ASK_USER_MARK", "SERVER", "MeadCapability"]
 
+SERVER = "pydantic-ai"
+"""What a card names as the calls' server."""
 ASK_USER_MARK = "mead_ask_user"
 """The metadata key of the ``ask_user`` tool, which asks through ``ask_choice`` itself."""
 
@@ -133,10 +135,9 @@ class MeadCapability(AbstractCapability[Any]):
             return
         outcome = _REFUSED.get(str(getattr(retry, "cause", "")), "invalid_arguments")
         text = part.model_response_str(wrap_if_error=False)
-        arguments = self._arguments.pop(part.tool_call_id, {})
-        session.post(
-            session.fail_unseen, part.tool_call_id, part.tool_name, arguments, outcome, text
-        )
+        name, tool_call_id = part.tool_name, part.tool_call_id
+        arguments = self._arguments.pop(tool_call_id, {})
+        session.post(session.fail_unseen, tool_call_id, name, SERVER, arguments, outcome, text)
 
     # -- one call -----------------------------------------------------------------------
 
@@ -153,7 +154,7 @@ class MeadCapability(AbstractCapability[Any]):
         if session is None or (tool_def.metadata or {}).get(ASK_USER_MARK):
             return await handler(args)
         record, allowed = await session.call(
-            session.admit, call.tool_call_id, call.tool_name, "", _class_of(tool_def), args
+            session.admit, call.tool_call_id, call.tool_name, SERVER, _class_of(tool_def), args
         )
         if not allowed:
             return ToolDenied(record.error or f"Permission to run {call.tool_name} was denied.")
@@ -204,7 +205,7 @@ class MeadCapability(AbstractCapability[Any]):
                 session.admit,
                 call.tool_call_id,
                 call.tool_name,
-                "",
+                SERVER,
                 _class_of(tool_def),
                 call.args_as_dict(),
             )
@@ -219,7 +220,7 @@ class MeadCapability(AbstractCapability[Any]):
             if offered is None:
                 continue
             picked, text = await session.call(
-                ask, session, offered[0], call.tool_name, "", call.args_as_dict()
+                ask, session, offered[0], call.tool_name, SERVER, call.args_as_dict()
             )
             answers[call.tool_call_id] = text if picked is not None else ToolFailed(text)
         if not approvals and not answers:

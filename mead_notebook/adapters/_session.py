@@ -155,12 +155,18 @@ class Session:
         return record, False
 
     def fail_unseen(
-        self, tool_call_id: str, tool: str, arguments: Any, outcome: Outcome, error: str
+        self,
+        tool_call_id: str,
+        tool: str,
+        server: str,
+        arguments: Any,
+        outcome: Outcome,
+        error: str,
     ) -> None:
         """Report a call the framework refused before asking (unknown tool, bad arguments)."""
         if self.record(tool_call_id) is not None:
             return
-        record = self.begin(tool_call_id, tool, "", "effect", arguments)
+        record = self.begin(tool_call_id, tool, server, "effect", arguments)
         self.driver.fail(record, outcome, error)
 
     def handle(self, record: CallRecord) -> Call:

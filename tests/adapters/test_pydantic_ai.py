@@ -99,6 +99,11 @@ def test_every_call_follows_the_contract_one_callback_at_a_time() -> None:
     assert steps(rec) == {"r1": ALLOWED, "w1": DENIED}
     one_at_a_time(rec)
     assert ran == ["read a.txt"]
+    asked = [e.args[0] for e in rec.events if e.name == "request_permission"]
+    assert [(r["tool"], r["server"], r["arguments"]) for r in asked] == [
+        ("read_file", "pydantic-ai", {"path": "a.txt"}),
+        ("write_file", "pydantic-ai", {"path": "b.txt", "text": "hi"}),
+    ]
     assert [(c.tool, c.status, c.outcome) for c in result.calls] == [
         ("read_file", "completed", None),
         ("write_file", "failed", "denied"),
