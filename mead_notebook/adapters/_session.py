@@ -72,6 +72,7 @@ class Session:
         self.allowed: set[str] = set()
         self._records: dict[str, CallRecord] = {}
         self._callbacks = ThreadPoolExecutor(1, thread_name_prefix="mead-callbacks")
+        self._context = contextvars.copy_context()
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[Any] | None = None
@@ -84,8 +85,12 @@ class Session:
     # -- callbacks ----------------------------------------------------------------------
 
     def post(self, fn: Callable[..., R], *args: Any, **kwargs: Any) -> Future[R]:
-        """Run ``fn`` on the callback thread after everything posted before it."""
-        return self._callbacks.submit(fn, *args, **kwargs)
+        """Run ``fn`` on the callback thread after everything posted before it.
+
+        It runs in the context of the code that made the session (a cell's), so
+        that what it displays or prints lands where that code's output does.
+        """
+        return self._callbacks.submit(self._context.run, fn, *args, **kwargs)
 
     def wait(self, future: Future[R]) -> R:
         """Block this thread until ``future`` is done, letting the interaction serve meanwhile."""
