@@ -18,7 +18,8 @@ call of the graph's ``ToolNode`` goes through the contract (the agent itself is
 left as it was: the run uses a copy). The graph's interrupts that ask the
 person (human-in-the-loop reviews, an ``interrupt`` whose value offers options)
 are answered through the interaction and the run resumes; without a
-checkpointer the copy gets an in-memory one. ``config``, ``thread_id``,
+checkpointer the copy gets an in-memory one (saved only when the graph stops,
+``durability="exit"``, unless you pass ``durability``). ``config``, ``thread_id``,
 ``context`` and other ``astream`` options pass through. For a loop of your own,
 add ``middleware(interaction)`` to ``create_agent(middleware=[...])``.
 """
@@ -95,6 +96,9 @@ def start(
     session = Session(interaction, result)
     gate = ToolGate(lambda: session)
     graph, tool_nodes = _gated(agent, gate)
+    if agent.checkpointer is None:
+        # The copy's own in-memory checkpointer only needs the state an interrupt leaves.
+        options.setdefault("durability", "exit")
     config = _config(options.pop("config", None), options.pop("thread_id", None))
 
     async def main() -> AgentResult:

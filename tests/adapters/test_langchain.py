@@ -321,6 +321,30 @@ def test_human_in_the_loop_reviews_go_through_the_interaction_once(mode: str) ->
     assert result.stop_reason == "end_turn"
 
 
+@tool
+def ask_human(question: str, options: list[str]) -> str:
+    """A question the person answers in the tool's place."""
+    ran.append("ask_human ran")
+    return "never"
+
+
+def test_a_review_that_only_allows_respond_goes_to_ask_choice() -> None:
+    hitl = HumanInTheLoopMiddleware(interrupt_on={"ask_human": {"allowed_decisions": ["respond"]}})
+    question = {"question": "Which size?", "options": ["S", "M", "L"]}
+    model = seen([ToolCall("ask_human", question, "h1")], ["ok"])
+    rec, _ = recorded(Person(pick={"Which size?": "M"}))
+    result = mead_langchain.run(
+        agent_for(model, ask_human, middleware=[hitl]), "go", interaction=rec
+    )
+
+    assert ran == []
+    assert steps(rec)["h1"] == ANSWERED
+    told = model.tool_messages()["h1"]
+    assert told.status == "success"
+    assert json.loads(str(told.content)) == {"option_id": "M", "label": "M"}
+    assert result.stop_reason == "end_turn"
+
+
 def test_config_and_thread_id_pass_through() -> None:
     model = mead_langchain.scripted_model([["first"], ["second"]])
     agent = agent_for(model, checkpointer=InMemorySaver())

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from pydantic_ai import Agent, RunContext
-from pydantic_ai.exceptions import CallDeferred, ModelRetry
+from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
@@ -269,7 +269,11 @@ def test_an_unanswered_question_fails_and_the_model_is_told() -> None:
 
 
 def test_the_frameworks_own_approvals_and_questions_go_through_the_interaction() -> None:
-    seen = Seen(ToolCall("drop_table", {"name": "users"}, "d1"), ToolCall("color", {}, "c1"))
+    seen = Seen(
+        ToolCall("drop_table", {"name": "users"}, "d1"),
+        ToolCall("color", {}, "c1"),
+        ToolCall("truncate", {"name": "logs"}, "t1"),
+    )
     agent: Agent[Any, str] = Agent(FunctionModel(stream_function=seen))
 
     @agent.tool_plain(requires_approval=True)
@@ -277,6 +281,14 @@ def test_the_frameworks_own_approvals_and_questions_go_through_the_interaction()
         """Drop a table."""
         ran.append(f"drop {name}")
         return "dropped"
+
+    @agent.tool
+    def truncate(ctx: RunContext[Any], name: str) -> str:
+        """Truncate a table, once approved."""
+        if not ctx.tool_call_approved:
+            raise ApprovalRequired()
+        ran.append(f"truncate {name}")
+        return "truncated"
 
     @agent.tool
     def color(ctx: RunContext[Any]) -> str:
@@ -287,10 +299,11 @@ def test_the_frameworks_own_approvals_and_questions_go_through_the_interaction()
     rec, _ = recorded(Person(pick={"Which color?": "blue"}))
     result = mead_pydantic_ai.run(agent, "go", interaction=rec)
 
-    assert ran == ["drop users"]
-    assert [e.name for e in rec.events].count("request_permission") == 2
+    assert sorted(ran) == ["drop users", "truncate logs"]
+    asked = [e.args[0]["tool_call_id"] for e in rec.events if e.name == "request_permission"]
+    assert sorted(asked) == ["c1", "d1", "t1"], "each call is asked once"
     by_id = {c.tool_call_id: c for c in result.calls}
-    assert by_id["d1"].status == "completed"
+    assert (by_id["d1"].status, by_id["t1"].status) == ("completed", "completed")
     assert json.loads(str(by_id["c1"].result)) == {"option_id": "blue", "label": "blue"}
     returns = {p.tool_call_id: p for p in seen.returns}
     assert json.loads(str(returns["c1"].content))["option_id"] == "blue"
