@@ -232,3 +232,48 @@ def test_interrupting_the_kernel_ends_the_run(
     assert widget.cards["w1"]["outcome"] == "interrupted"
     reply, out = fe.run("print('NEXT', 6 * 7)", timeout=30)
     assert (reply["status"], out) == ("ok", "NEXT 42\n")
+
+
+OWN_LOOP = {
+    "langchain": (
+        "w = widget()\n"
+        "a = create_agent(mead_langchain.scripted_model(NOTE), tools=[langchain_tool(write_note)],"
+        " middleware=[mead_langchain.middleware(w)])\n"
+        "out = await a.ainvoke({'messages': [{'role': 'user', 'content': 'go'}]})\n"
+        "print('OUT', out['messages'][2].content, '|', w)"
+    ),
+    "pydantic_ai": (
+        "w = widget()\n"
+        "a = Agent(mead_pydantic_ai.scripted_model(NOTE), tools=[write_note],"
+        " capabilities=[mead_pydantic_ai.capability(w)])\n"
+        "out = await a.run('go')\n"
+        "print('OUT', out.all_messages()[2].parts[0].content, '|', w)"
+    ),
+}
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_a_loop_of_your_own_in_an_async_cell(fe: Frontend, framework: str) -> None:
+    fe.responder = lambda card: ALLOW
+    reply, out = fe.run(OWN_LOOP[framework])
+    assert reply["status"] == "ok", reply
+    told, shown = out.strip().removeprefix("OUT ").split(" | ")
+    assert told == "wrote hi"
+    assert shown == "NotebookInteraction: done, 1 tool call (1 completed), 14 characters of text"
+
+
+def test_the_middleware_in_a_sync_cell(fe: Frontend) -> None:
+    """ipykernel 7 delivers the answer; 6 cannot while LangGraph's worker waits, and denies."""
+    fe.responder = lambda card: ALLOW
+    reply, out = fe.run(
+        "w = NotebookInteraction(timeout=60, grace=1)\n"
+        "a = create_agent(mead_langchain.scripted_model(NOTE), tools=[langchain_tool(write_note)],"
+        " middleware=[mead_langchain.middleware(w)])\n"
+        "out = a.invoke({'messages': [{'role': 'user', 'content': 'go'}]})\n"
+        "print('OUT', out['messages'][2].content)"
+    )
+    assert reply["status"] == "ok", reply
+    if fe.version.startswith("6."):
+        assert out.startswith("OUT Permission to run write_note was denied (expired)"), out
+    else:
+        assert out == "OUT wrote hi\n"
