@@ -254,7 +254,8 @@ def canceller(task: asyncio.Future[Any]) -> Callable[[], None]:
     loop = task.get_loop()
 
     def cancel() -> None:
-        loop.call_soon_threadsafe(task.cancel)
+        if not loop.is_closed():
+            loop.call_soon_threadsafe(task.cancel)
 
     return cancel
 

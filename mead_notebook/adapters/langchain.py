@@ -205,18 +205,31 @@ async def _stream(
     return state, interrupts
 
 
-def _gated(agent: Graph, gate: ToolGate) -> tuple[Graph, set[str]]:
-    """A copy of ``agent`` whose ToolNodes ask through ``gate`` (and that can be interrupted)."""
+def _gated(agent: Graph, gate: ToolGate, *, root: bool = True) -> tuple[Graph, set[str]]:
+    """A copy of ``agent`` whose ToolNodes, subgraphs' included, ask through ``gate``.
+
+    The root copy gets an in-memory checkpointer when it has none, so that an
+    interrupt can be resumed. Returns the copy and the names of its tool nodes.
+    """
+    if not isinstance(agent, Pregel):
+        raise TypeError(
+            "run, arun and start take a LangGraph graph (create_agent returns one), "
+            f"not {type(agent).__name__}"
+        )
     nodes = dict(agent.nodes)
-    gated: set[str] = set()
+    names: set[str] = set()
     for name, node in agent.nodes.items():
         if isinstance(node.bound, ToolNode):
             nodes[name] = node.copy({"bound": gated_tool_node(node.bound, gate)})
-            gated.add(name)
+            names.add(name)
+        elif isinstance(node.bound, Pregel):
+            inner, inner_names = _gated(node.bound, gate, root=False)
+            nodes[name] = node.copy({"bound": inner})
+            names |= inner_names
     update: dict[str, Any] = {"nodes": nodes}
-    if agent.checkpointer is None:
+    if root and agent.checkpointer is None:
         update["checkpointer"] = InMemorySaver()
-    return agent.copy(update), gated
+    return agent.copy(update), names
 
 
 def _config(config: Any, thread_id: Any) -> RunnableConfig:

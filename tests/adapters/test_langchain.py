@@ -24,6 +24,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGenerationChunk
 from langchain_core.tools import ToolException, tool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.types import interrupt
 
 from mead_notebook import ModelError, ToolCall, TurnError
@@ -343,6 +344,28 @@ def test_a_review_that_only_allows_respond_goes_to_ask_choice() -> None:
     assert told.status == "success"
     assert json.loads(str(told.content)) == {"option_id": "M", "label": "M"}
     assert result.stop_reason == "end_turn"
+
+
+def test_tool_calls_of_a_subgraph_are_asked_too() -> None:
+    model = mead_langchain.scripted_model(
+        [["Inside. ", ToolCall("write_file", {"path": "b", "text": "x"}, "w1")], ["Done."]]
+    )
+    builder = StateGraph(MessagesState)
+    builder.add_node("assistant", agent_for(model))
+    builder.add_edge(START, "assistant")
+    builder.add_edge("assistant", END)
+    rec, _ = recorded(Person(deny={"write_file": "no"}))
+    result = mead_langchain.run(builder.compile(), "go", interaction=rec)
+
+    assert ran == []
+    assert steps(rec) == {"w1": DENIED}
+    assert result.text == "Inside. Done."
+    assert result.output["messages"][-1].content == "Done."
+
+
+def test_only_graphs_can_run() -> None:
+    with pytest.raises(TypeError, match="take a LangGraph graph"):
+        mead_langchain.run(read_file, "go", interaction=Person())
 
 
 def test_config_and_thread_id_pass_through() -> None:
