@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -54,7 +55,8 @@ class MeadMiddleware(AgentMiddleware[Any, Any, Any]):
             previous.close()
         return session
 
-    def _close(self, error: BaseException | None) -> Session | None:
+    def _close(self) -> Session | None:
+        """Forget the turn in progress and return it, to end it."""
         with self._lock:
             session, self._session = self._session, None
         return session
@@ -72,13 +74,13 @@ class MeadMiddleware(AgentMiddleware[Any, Any, Any]):
         return None
 
     def after_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        session = self._close(None)
+        session = self._close()
         if session is not None:
             session.finish(None)
         return None
 
     async def aafter_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        session = self._close(None)
+        session = self._close()
         if session is not None:
             try:
                 await session.call(session.driver.end, None)
@@ -104,7 +106,7 @@ class MeadMiddleware(AgentMiddleware[Any, Any, Any]):
         try:
             return handler(request)
         except BaseException as exc:
-            session = self._close(exc) if self._active() is not None else None
+            session = self._close() if self._active() is not None else None
             if session is not None:
                 session.finish(exc)
             raise
@@ -117,7 +119,7 @@ class MeadMiddleware(AgentMiddleware[Any, Any, Any]):
         try:
             return await handler(request)
         except BaseException as exc:
-            session = self._close(exc) if self._active() is not None else None
+            session = self._close() if self._active() is not None else None
             if session is not None:
                 try:
                     await session.call(session.driver.end, exc)
@@ -131,7 +133,15 @@ class MeadMiddleware(AgentMiddleware[Any, Any, Any]):
         return self.gate.wrap(request, handler)
 
     async def awrap_tool_call(self, request: ToolCallRequest, handler: AsyncExecute) -> Result:
-        return await self.gate.awrap(request, handler)
+        try:
+            return await self.gate.awrap(request, handler)
+        except asyncio.CancelledError as exc:
+            session = self._close() if self._active() is not None else None
+            if session is not None:
+                session.cancel()
+                session.post(session.driver.end, exc)
+                session.close()
+            raise
 
 
 def _prompt(state: Any) -> str:

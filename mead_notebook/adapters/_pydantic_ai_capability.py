@@ -66,7 +66,8 @@ class MeadCapability(AbstractCapability[Any]):
     (unknown tool, invalid arguments) are reported ``failed`` without asking.
     Approvals the framework asks for (``requires_approval``, ``ApprovalRequired``)
     go to ``request_permission``, questions (``CallDeferred(kind='question')``
-    whose arguments offer options) to ``ask_choice``.
+    whose arguments offer options) to ``ask_choice``. A card's Cancel cancels the
+    call's task (a sync function finishes in its worker thread, its result dropped).
     """
 
     interaction: Any = None
@@ -100,8 +101,8 @@ class MeadCapability(AbstractCapability[Any]):
             return await handler()
         except BaseException as exc:
             error = exc
-            if isinstance(exc, asyncio.CancelledError):
-                session.result.stop_reason = "interrupted"
+            if not isinstance(exc, Exception):
+                session.cancel()
             raise
         finally:
             current.reset(token)

@@ -74,6 +74,7 @@ class Session:
         self._callbacks = ThreadPoolExecutor(1, thread_name_prefix="mead-callbacks")
         self._context = contextvars.copy_context()
         self._lock = threading.Lock()
+        self._interrupted = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[Any] | None = None
 
@@ -116,6 +117,11 @@ class Session:
             serve = self.driver.serve(done.done)
         try:
             return await done
+        except asyncio.CancelledError:
+            # The run is being torn down (a kernel interrupt, a cancelled task):
+            # close the open questions, or the callbacks behind them would wait.
+            self.interrupt()
+            raise
         finally:
             if serve is not None:
                 serve.cancel()
@@ -180,10 +186,18 @@ class Session:
 
     # -- the run ------------------------------------------------------------------------
 
+    def interrupt(self) -> None:
+        """Close the open questions (``interrupt``, once per run), from any thread."""
+        with self._lock:
+            if self._interrupted:
+                return
+            self._interrupted = True
+        self.driver.interrupt()
+
     def cancel(self) -> None:
         """Stop the run from any thread: open questions close, the framework's run is cancelled."""
         self.cancelled.set()
-        self.driver.interrupt()
+        self.interrupt()
         with self._lock:
             loop, task = self._loop, self._task
         if loop is not None and task is not None:

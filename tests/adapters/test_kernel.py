@@ -277,3 +277,17 @@ def test_the_middleware_in_a_sync_cell(fe: Frontend) -> None:
         assert out.startswith("OUT Permission to run write_note was denied (expired)"), out
     else:
         assert out == "OUT wrote hi\n"
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_interrupting_a_loop_of_your_own_ends_the_turn(fe: Frontend, framework: str) -> None:
+    msg_id = fe.execute(OWN_LOOP[framework])
+    fe.drive(lambda: fe.open_question() is not None, 30, "the open question")
+    fe.km.interrupt_kernel()
+    reply = fe.wait_reply(msg_id, 30)["content"]
+    assert (reply["status"], reply.get("ename")) == ("error", "CancelledError"), reply
+    [widget] = fe.widgets.values()
+    fe.drive(lambda: widget.state.get("status") == "interrupted", 10, "the turn's end")
+    assert widget.cards["w1"]["question"]["answer"]["decision"] == "interrupted"
+    reply, out = fe.run("print('NEXT', 6 * 7)", timeout=30)
+    assert (reply["status"], out) == ("ok", "NEXT 42\n")
