@@ -39,8 +39,10 @@ class AgentResult(TurnResult):
 
     ``output`` is what the framework's own run returned (LangGraph: the final
     state; pydantic-ai: the ``AgentRunResult``), ``None`` when the run was
-    interrupted. ``stop_reason`` is ``end_turn``, ``interrupted``, or ``paused``
-    (the graph waits on a question nobody answered; ``output`` holds its state).
+    interrupted. ``stop_reason`` is ``end_turn``, ``interrupted``, ``paused``
+    (the graph waits on a question nobody answered; ``output`` holds its state
+    and, under ``__interrupt__``, what it asked) or ``max_rounds`` (the graph
+    kept asking after ``MAX_RESUMES`` answers).
     """
 
     output: Any = None

@@ -115,7 +115,8 @@ def start(
                     return result
                 resume = await answer_interrupts(session, interrupts, state)
                 if resume is None:
-                    result.output = {**(state or {}), "__interrupt__": list(interrupts)}
+                    if isinstance(state, Mapping):
+                        result.output = {**state, "__interrupt__": list(interrupts)}
                     result.stop_reason = "paused"
                     return result
                 given = Command(resume=resume)

@@ -25,7 +25,7 @@ from langchain_core.outputs import ChatGenerationChunk
 from langchain_core.tools import ToolException, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
-from langgraph.types import interrupt
+from langgraph.types import Command, interrupt
 
 from mead_notebook import ModelError, ToolCall, TurnError
 from mead_notebook.adapters import langchain as mead_langchain
@@ -450,3 +450,17 @@ def test_scripted_chat_model_streams_tool_call_chunks() -> None:
     assert model.remaining == 0
     with pytest.raises(ModelError, match="no reply left"):
         model.invoke("again")
+
+
+def test_ask_user_outside_mead_is_a_langgraph_interrupt() -> None:
+    options = [{"id": "a", "label": "A"}, {"id": "b", "label": "B"}]
+    model = mead_langchain.scripted_model(
+        [[ToolCall("ask_user", {"prompt": "Which?", "options": options}, "q1")], ["ok"]]
+    )
+    agent = agent_for(model, mead_langchain.ask_user_tool(), checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "t"}}
+    paused = agent.invoke({"messages": [{"role": "user", "content": "ask"}]}, config)
+    [question] = paused["__interrupt__"]
+    assert question.value == {"prompt": "Which?", "options": options}
+    done = agent.invoke(Command(resume="b"), config)
+    assert [m.content for m in done["messages"] if m.type == "tool"] == ["b"]

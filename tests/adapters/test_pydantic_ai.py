@@ -15,6 +15,7 @@ from pydantic_ai import Agent, RunContext
 from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+from pydantic_ai.tools import DeferredToolRequests
 
 from mead_notebook import ToolCall, TurnError
 from mead_notebook.adapters import pydantic_ai as mead_pydantic_ai
@@ -386,3 +387,17 @@ def test_the_capability_asks_in_a_loop_of_your_own() -> None:
         == "again"
     )
     assert [name for name, _ in person.hooks].count("turn_ended") == 2
+
+
+def test_ask_user_outside_mead_defers_as_a_pydantic_ai_question() -> None:
+    options = [{"id": "a", "label": "A"}]
+    model = mead_pydantic_ai.scripted_model(
+        [[ToolCall("ask_user", {"prompt": "Which?", "options": options}, "q1")]]
+    )
+    agent: Agent[None, str | DeferredToolRequests] = Agent(
+        model, tools=[mead_pydantic_ai.ask_user_tool()], output_type=[str, DeferredToolRequests]
+    )
+    requests = agent.run_sync("ask").output
+    assert isinstance(requests, DeferredToolRequests)
+    assert requests.kind("q1") == "question"
+    assert requests.metadata["q1"] == {"prompt": "Which?", "options": options}
