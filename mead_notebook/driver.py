@@ -10,7 +10,7 @@ A call's life, as the methods are called::
 
     record = driver.begin(id, tool, server, tool_class, arguments)   # pending
     decision = driver.permission(record)      # Deny: the call has ended failed
-    driver.running(record, call)              # register_call, in_progress
+    driver.running(record, call)              # register_call, in_progress (cancellable)
     driver.progress(record, 0.5, "halfway")
     driver.complete(record, "result text")    # or driver.fail(record, "error", "...")
 """
@@ -46,10 +46,12 @@ from .turn import CallRecord, TurnResult
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
 
-__all__ = ["SHORT", "TurnDriver", "short"]
+__all__ = ["NOT_CANCELLABLE", "SHORT", "TurnDriver", "short"]
 
 SHORT = 500
 """Longest ``result``/``error`` string an update carries, in characters."""
+NOT_CANCELLABLE = "running (this call cannot be cancelled)"
+"""The step of a running call that nothing can stop (``running(..., cancellable=False)``)."""
 
 _DENIED: dict[str, Outcome] = {
     "rejected": "denied",
@@ -85,6 +87,7 @@ class TurnDriver:
         self._parts: list[str] = []
         self._lock = threading.RLock()
         self._started = False
+        self._fixed: set[str] = set()
 
     # -- the turn ---------------------------------------------------------------------
 
@@ -200,16 +203,27 @@ class TurnDriver:
             record.approved_arguments = dict(decision.arguments)
         return decision
 
-    def running(self, record: CallRecord, call: Call) -> None:
-        """``register_call`` then ``in_progress`` (cancellable)."""
+    def running(self, record: CallRecord, call: Call, *, cancellable: bool = True) -> None:
+        """``register_call`` then ``in_progress``.
+
+        ``cancellable=False`` says that nothing can stop this call once it runs: the
+        update is not cancellable and its step says so.
+        """
+        self._fixed.discard(record.tool_call_id)
+        if not cancellable:
+            self._fixed.add(record.tool_call_id)
         self._callback("register_call", record.tool_call_id, call)
+        step = None if cancellable else NOT_CANCELLABLE
         edited = record.approved_arguments
         details = None if edited is None else {"approved_arguments": dict(edited)}
-        self._update(record, "in_progress", cancellable=True, details=details)
+        self._update(record, "in_progress", step=step, cancellable=cancellable, details=details)
 
     def progress(self, record: CallRecord, fraction: float | None, step: str | None) -> None:
         """Another ``in_progress`` update, from the tool's progress report."""
-        self._update(record, "in_progress", step=step, progress=fraction, cancellable=True)
+        cancellable = record.tool_call_id not in self._fixed
+        if step is None and not cancellable:
+            step = NOT_CANCELLABLE
+        self._update(record, "in_progress", step=step, progress=fraction, cancellable=cancellable)
 
     def complete(self, record: CallRecord, result: str) -> None:
         """The call ended well: ``completed`` with its result."""

@@ -1,0 +1,138 @@
+"""Adapter overhead per tool call, side by side with each framework run alone.
+
+The same scripted model drives every run: ``--calls`` tool calls either one per
+model reply (``sequential``: the framework's full loop per call) or all in one
+reply (``parallel``: the framework runs them concurrently).
+
+- "alone": the framework's own async run on a fresh event loop (``ainvoke``,
+  ``agent.run``);
+- "streamed": the same run streaming what the adapter streams (LangGraph's
+  ``astream`` in messages/updates/values mode with an in-memory checkpointer saved
+  on exit, as the adapter's copy of the graph has; pydantic-ai with an event
+  stream handler);
+- "adapter": ``run(...)`` with ``AllowAll``: every call goes through the
+  contract, the run streams in a thread of its own.
+
+Run: .venv/bin/python bench/adapters.py [--calls 1000] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from langchain.agents import create_agent
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+from pydantic_ai import Agent
+from pydantic_ai.usage import UsageLimits
+
+from mead_notebook import ToolCall
+from mead_notebook.adapters import langchain as mead_langchain
+from mead_notebook.adapters import pydantic_ai as mead_pydantic_ai
+from mead_notebook.policies import AllowAll
+
+
+def noop(n: int) -> str:
+    """Do nothing."""
+    return "ok"
+
+
+def script(calls: int, shape: str) -> list[list[Any]]:
+    if shape == "parallel":
+        return [[ToolCall("noop", {"n": i}, f"c{i}") for i in range(calls)], ["done"]]
+    return [[ToolCall("noop", {"n": i}, f"c{i}")] for i in range(calls)] + [["done"]]
+
+
+Runs = tuple[Callable[[], Any], Callable[[], Any], Callable[[], Any]]
+
+
+def langchain_runs(calls: int, shape: str) -> Runs:
+    config: Any = {"recursion_limit": 4 * calls + 10, "configurable": {"thread_id": "bench"}}
+    given = {"messages": [{"role": "user", "content": "go"}]}
+
+    def alone() -> Any:
+        agent = create_agent(mead_langchain.scripted_model(script(calls, shape)), [tool(noop)])
+        return asyncio.run(agent.ainvoke(given, config))
+
+    async def stream() -> None:
+        model = mead_langchain.scripted_model(script(calls, shape))
+        agent = create_agent(model, [tool(noop)], checkpointer=InMemorySaver())
+        modes: Any = ["messages", "updates", "values"]
+        async for _ in agent.astream(given, config, stream_mode=modes, durability="exit"):
+            pass
+
+    def streamed() -> Any:
+        return asyncio.run(stream())
+
+    def adapter() -> Any:
+        agent = create_agent(mead_langchain.scripted_model(script(calls, shape)), [tool(noop)])
+        result = mead_langchain.run(agent, "go", interaction=AllowAll(), config=config)
+        if len(result.calls) != calls or any(c.status != "completed" for c in result.calls):
+            raise RuntimeError(f"expected {calls} completed calls: {result}")
+        return result
+
+    return alone, streamed, adapter
+
+
+def pydantic_ai_runs(calls: int, shape: str) -> Runs:
+    limits = UsageLimits(request_limit=None, tool_calls_limit=None)
+
+    def agent() -> Agent[None, str]:
+        return Agent(mead_pydantic_ai.scripted_model(script(calls, shape)), tools=[noop])
+
+    def alone() -> Any:
+        return asyncio.run(agent().run("go", usage_limits=limits))
+
+    async def drain(ctx: Any, events: Any) -> None:
+        async for _ in events:
+            pass
+
+    def streamed() -> Any:
+        return asyncio.run(agent().run("go", usage_limits=limits, event_stream_handler=drain))
+
+    def adapter() -> Any:
+        result = mead_pydantic_ai.run(agent(), "go", interaction=AllowAll(), usage_limits=limits)
+        if len(result.calls) != calls or any(c.status != "completed" for c in result.calls):
+            raise RuntimeError(f"expected {calls} completed calls: {result}")
+        return result
+
+    return alone, streamed, adapter
+
+
+def per_call(run: Callable[[], Any], calls: int, repeats: int) -> float:
+    """Median seconds per tool call over ``repeats`` runs."""
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        run()
+        times.append((time.perf_counter() - started) / calls)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    print(f"{args.calls} tool calls x {args.repeats} runs, median per call in us")
+    columns = ("alone", "streamed", "adapter", "- streamed", "/ alone")
+    print(f"{'framework':12} {'shape':11}" + "".join(f"{c:>11}" for c in columns))
+    for name, runs in (("langchain", langchain_runs), ("pydantic-ai", pydantic_ai_runs)):
+        for shape in ("sequential", "parallel"):
+            for warm in runs(20, shape):
+                warm()
+            alone, streamed, adapter = (
+                per_call(run, args.calls, args.repeats) * 1e6 for run in runs(args.calls, shape)
+            )
+            cells = (alone, streamed, adapter, adapter - streamed)
+            row = "".join(f"{c:11.1f}" for c in cells) + f"{adapter / alone:10.2f}x"
+            print(f"{name:12} {shape:11}{row}")
+
+
+if __name__ == "__main__":
+    main()

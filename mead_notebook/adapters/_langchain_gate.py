@@ -1,0 +1,229 @@
+"""Every tool call a LangGraph ``ToolNode`` runs, through the contract."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool
+from langgraph.errors import GraphBubbleUp
+from langgraph.prebuilt.tool_node import (
+    INVALID_TOOL_NAME_ERROR_TEMPLATE,
+    ToolCallRequest,
+    ToolInvocationError,
+    ToolNode,
+)
+from langgraph.types import Command
+from pydantic import BaseModel, ValidationError
+
+from mead_notebook import ask_user
+from mead_notebook.interaction import Outcome, ToolClass
+from mead_notebook.turn import CallRecord
+
+from ._questions import as_text
+from ._session import Session, canceller
+
+__all__ = ["ASK_USER_MARK", "SERVER", "ToolGate", "gated_tool_node"]
+
+SERVER = "langchain"
+"""What a card names as the calls' server."""
+ASK_USER_MARK = "mead_ask_user"
+"""The metadata key of the ``ask_user`` tool, whose question the gate asks itself."""
+
+Result = ToolMessage | Command[Any]
+Execute = Callable[[ToolCallRequest], Result]
+AsyncExecute = Callable[[ToolCallRequest], Awaitable[Result]]
+
+
+class ToolGate:
+    """Asks the session's interaction around each tool call, before the call runs.
+
+    ``session_of()`` gives the session of the run in progress (``None``: pass the
+    call through). The async path runs the call as a task that the card's Cancel
+    cancels; the sync path cannot stop a call, and its cards say so.
+    """
+
+    def __init__(self, session_of: Callable[[], Session | None]) -> None:
+        self.session_of = session_of
+
+    async def awrap(self, request: ToolCallRequest, execute: AsyncExecute) -> Result:
+        session = self.session_of()
+        if session is None:
+            return await execute(request)
+        call = request.tool_call
+        tool_call_id, name, args = call.get("id") or "", call["name"], call.get("args") or {}
+        if _is_ask_user(request.tool):
+            text, failed = await session.call(ask_user.ask, session.driver, tool_call_id, args)
+            return _message(request, text, error=failed)
+        refused = _refusal(request)
+        if refused is not None:
+            await session.call(session.fail_unseen, tool_call_id, name, SERVER, args, *refused)
+            return _message(request, refused[1], error=True)
+        record, allowed = await session.call(
+            session.admit, tool_call_id, name, SERVER, _class_of(request.tool), args
+        )
+        if not allowed:
+            return _message(request, record.error or "The call was denied.", error=True)
+        handle = session.handle(record)
+        await session.call(session.driver.running, record, handle, cancellable=True)
+        task = asyncio.ensure_future(execute(request))
+        handle.on_cancel(canceller(task))
+        try:
+            out = await task
+        except asyncio.CancelledError:
+            if not (handle.cancelled and task.cancelled()) or session.cancelled.is_set():
+                raise
+            message = f"The call to {name} was cancelled."
+            await session.call(session.driver.fail, record, "cancelled", message)
+            return _message(request, message, error=True)
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:
+            await session.call(_fail, session, record, exc)
+            raise
+        await session.call(_settle, session, record, out)
+        return out
+
+    def wrap(self, request: ToolCallRequest, execute: Execute) -> Result:
+        session = self.session_of()
+        if session is None:
+            return execute(request)
+        call = request.tool_call
+        tool_call_id, name, args = call.get("id") or "", call["name"], call.get("args") or {}
+        if _is_ask_user(request.tool):
+            text, failed = session.call_now(ask_user.ask, session.driver, tool_call_id, args)
+            return _message(request, text, error=failed)
+        refused = _refusal(request)
+        if refused is not None:
+            session.call_now(session.fail_unseen, tool_call_id, name, SERVER, args, *refused)
+            return _message(request, refused[1], error=True)
+        record, allowed = session.call_now(
+            session.admit, tool_call_id, name, SERVER, _class_of(request.tool), args
+        )
+        if not allowed:
+            return _message(request, record.error or "The call was denied.", error=True)
+        session.call_now(session.driver.running, record, session.handle(record), cancellable=False)
+        try:
+            out = execute(request)
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:
+            session.call_now(_fail, session, record, exc)
+            raise
+        session.call_now(_settle, session, record, out)
+        return out
+
+
+def gated_tool_node(node: ToolNode, gate: ToolGate) -> ToolNode:
+    """A copy of ``node`` whose calls go through ``gate``, then through ``node``'s own wrappers.
+
+    Raises ``TypeError`` when this langgraph keeps a ToolNode's wrappers where
+    this function does not look for them.
+    """
+    try:
+        wrap, awrap = node._wrap_tool_call, node._awrap_tool_call
+        handle_errors, messages_key = node._handle_tool_errors, node._messages_key
+    except AttributeError as exc:
+        raise TypeError(
+            "this version of langgraph's ToolNode cannot be wrapped; add "
+            "mead_notebook.adapters.langchain.middleware(interaction) to the agent instead"
+        ) from exc
+
+    async def outer_async(request: ToolCallRequest, execute: AsyncExecute) -> Result:
+        loop = asyncio.get_running_loop()
+
+        async def inner(req: ToolCallRequest) -> Result:
+            if awrap is not None:
+                return await awrap(req, execute)
+            if wrap is not None:
+
+                async def run(r: ToolCallRequest) -> Result:
+                    return await execute(r)
+
+                def run_on_loop(r: ToolCallRequest) -> Result:
+                    return asyncio.run_coroutine_threadsafe(run(r), loop).result()
+
+                return await asyncio.to_thread(wrap, req, run_on_loop)
+            return await execute(req)
+
+        return await gate.awrap(request, inner)
+
+    def outer_sync(request: ToolCallRequest, execute: Execute) -> Result:
+        def inner(req: ToolCallRequest) -> Result:
+            return wrap(req, execute) if wrap is not None else execute(req)
+
+        return gate.wrap(request, inner)
+
+    return ToolNode(
+        list(node.tools_by_name.values()),
+        name=node.name or "tools",
+        tags=list(node.tags) if node.tags else None,
+        handle_tool_errors=handle_errors,
+        messages_key=messages_key,
+        wrap_tool_call=outer_sync,
+        awrap_tool_call=outer_async,
+    )
+
+
+def _is_ask_user(tool: BaseTool | None) -> bool:
+    return tool is not None and bool((tool.metadata or {}).get(ASK_USER_MARK))
+
+
+def _class_of(tool: BaseTool | None) -> ToolClass:
+    read_only = tool is not None and (tool.metadata or {}).get("read_only") is True
+    return "read" if read_only else "effect"
+
+
+def _refusal(request: ToolCallRequest) -> tuple[Outcome, str] | None:
+    """Why the ToolNode would refuse the call (unknown tool, invalid arguments), in its words."""
+    call, tool = request.tool_call, request.tool
+    if tool is None:
+        known = [t.name for t in getattr(request.runtime, "tools", None) or ()]
+        message = INVALID_TOOL_NAME_ERROR_TEMPLATE.format(
+            requested_tool=call["name"], available_tools=", ".join(known)
+        )
+        return "unknown", message
+    schema = tool.tool_call_schema
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        try:
+            schema.model_validate(call.get("args") or {})
+        except ValidationError as exc:
+            error = ToolInvocationError(call["name"], exc, call.get("args") or {}, exc.errors())
+            return "invalid_arguments", error.message
+    return None
+
+
+def _message(request: ToolCallRequest, content: str, *, error: bool) -> ToolMessage:
+    call = request.tool_call
+    return ToolMessage(
+        content=content,
+        name=call["name"],
+        tool_call_id=call.get("id") or "",
+        status="error" if error else "success",
+    )
+
+
+def _settle(session: Session, record: CallRecord, out: Result) -> None:
+    """``completed`` or ``failed`` from what the ToolNode returned (on the callback thread)."""
+    message = out if isinstance(out, ToolMessage) else _message_in(out, record.tool_call_id)
+    if message is None:
+        session.driver.complete(record, as_text(getattr(out, "update", None)))
+    elif message.status == "error":
+        session.driver.fail(record, "error", as_text(message.content))
+    else:
+        session.driver.complete(record, as_text(message.content))
+
+
+def _fail(session: Session, record: CallRecord, exc: BaseException) -> None:
+    session.driver.fail(record, "error", f"{record.tool} failed: {type(exc).__name__}: {exc}")
+
+
+def _message_in(command: Any, tool_call_id: str) -> ToolMessage | None:
+    update = getattr(command, "update", None)
+    messages = update.get("messages") if isinstance(update, dict) else None
+    for message in messages or ():
+        if isinstance(message, ToolMessage) and message.tool_call_id == tool_call_id:
+            return message
+    return None

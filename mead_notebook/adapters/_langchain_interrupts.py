@@ -1,0 +1,157 @@
+"""LangGraph interrupts answered through the interaction, then resumed.
+
+Three kinds are understood:
+
+- LangChain's human-in-the-loop requests (``HumanInTheLoopMiddleware``, batched
+  ``action_requests`` or per-call ``tool_approval``): approve/reject go to
+  ``request_permission`` (a call is asked once, whoever asks first), a tool that
+  only allows ``respond`` and whose arguments offer options goes to
+  ``ask_choice``;
+- any interrupt whose value offers options (``{"prompt": ..., "options": [...]}``):
+  ``ask_choice``, resumed with the picked option;
+- anything else cannot be answered here: the run pauses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage
+from langgraph.types import Interrupt
+
+from ._langchain_gate import SERVER as TOOLS
+from ._questions import ask, choice_from
+from ._session import Session
+
+__all__ = ["answer_interrupts"]
+
+SERVER = "langgraph"
+Plan = Callable[[Session], Awaitable[Any]]
+_NO_ANSWER = object()
+
+
+async def answer_interrupts(
+    session: Session, interrupts: Sequence[Interrupt], state: Any
+) -> dict[str, Any] | None:
+    """The resume value of each interrupt by id, or ``None`` when the run must pause."""
+    plans = [p for p in (_plan(i, state) for i in interrupts) if p is not None]
+    if len(plans) != len(interrupts):
+        return None
+    resume: dict[str, Any] = {}
+    for interrupt, plan in zip(interrupts, plans, strict=True):
+        value = await plan(session)
+        if value is _NO_ANSWER:
+            return None
+        resume[interrupt.id] = value
+    return resume
+
+
+def _plan(interrupt: Interrupt, state: Any) -> Plan | None:
+    value = interrupt.value
+    if isinstance(value, Mapping) and value.get("type") == "tool_approval":
+        allowed = _allowed_in_schema(interrupt.response_schema)
+        return _review(str(value.get("tool_call_id", "")), value, allowed)
+    if isinstance(value, Mapping) and "action_requests" in value and "review_configs" in value:
+        return _batch(value, state)
+    offered = choice_from(interrupt.id, value)
+    if offered is None:
+        return None
+    choice, answers = offered
+
+    async def question(session: Session) -> Any:
+        picked, _ = await session.call(ask, session, choice, "interrupt", SERVER, value)
+        return _NO_ANSWER if picked is None else answers[picked]
+
+    return question
+
+
+def _batch(request: Mapping[str, Any], state: Any) -> Plan | None:
+    actions = list(request.get("action_requests") or ())
+    configs = {c.get("action_name"): c for c in request.get("review_configs") or ()}
+    ids = _tool_call_ids(actions, state)
+    if ids is None:
+        return None
+    reviews = []
+    for action, tool_call_id in zip(actions, ids, strict=True):
+        allowed = list((configs.get(action.get("name")) or {}).get("allowed_decisions") or ())
+        reviews.append(_review(tool_call_id, action, allowed))
+
+    async def decisions(session: Session) -> Any:
+        made = []
+        for review in reviews:
+            decision = await review(session)
+            if decision is _NO_ANSWER:
+                return _NO_ANSWER
+            made.append(decision)
+        return {"decisions": made}
+
+    return decisions
+
+
+def _review(tool_call_id: str, action: Mapping[str, Any], allowed: Sequence[str]) -> Plan:
+    """One reviewed tool call: a question when it can only be answered, else a permission."""
+    name = str(action.get("name", ""))
+    given = action.get("args")
+    args: dict[str, Any] = dict(given) if isinstance(given, Mapping) else {}
+    offered = choice_from(tool_call_id, args)
+
+    async def review(session: Session) -> Any:
+        if "respond" in allowed and offered is not None and "approve" not in allowed:
+            picked, text = await session.call(ask, session, offered[0], name, TOOLS, args)
+            if picked is not None or "reject" not in allowed:
+                return {"type": "respond", "message": text}
+            return {"type": "reject", "message": text}
+        record, ok = await session.call(session.admit, tool_call_id, name, TOOLS, "effect", args)
+        if ok and "approve" in allowed:
+            return {"type": "approve"}
+        message = record.error or f"Permission to run {name} was denied."
+        if not ok and "reject" in allowed:
+            return {"type": "reject", "message": message}
+        if not ok and "respond" in allowed:
+            return {"type": "respond", "message": message}
+        return _NO_ANSWER
+
+    return review
+
+
+def _tool_call_ids(actions: Sequence[Mapping[str, Any]], state: Any) -> list[str] | None:
+    """The ids of the reviewed calls: the last AI message's calls that match, in order."""
+    messages = state.get("messages") if isinstance(state, Mapping) else None
+    last = next((m for m in reversed(messages or ()) if isinstance(m, AIMessage)), None)
+    calls = list(last.tool_calls) if last is not None else []
+    ids: list[str] = []
+    for action in actions:
+        found = next(
+            (
+                c
+                for c in calls
+                if c["name"] == action.get("name") and c.get("args") == action.get("args")
+            ),
+            None,
+        )
+        if found is None or not found.get("id"):
+            return None
+        calls.remove(found)
+        ids.append(str(found["id"]))
+    return ids
+
+
+def _allowed_in_schema(schema: object) -> list[str]:
+    """The decision types a per-call review's JSON schema allows (approve and reject if unknown)."""
+    found: list[str] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, Mapping):
+            kind = (node.get("properties") or {}).get("type")
+            if isinstance(kind, Mapping):
+                values = [kind.get("const"), *(kind.get("enum") or ())]
+                found.extend(v for v in values if isinstance(v, str) and v not in found)
+            for child in node.values():
+                walk(child)
+        elif isinstance(node, list):
+            for child in node:
+                walk(child)
+
+    walk(schema)
+    return found or ["approve", "reject"]

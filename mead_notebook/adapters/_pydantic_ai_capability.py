@@ -1,0 +1,247 @@
+"""The pydantic-ai capability that reports a run's tool calls through the contract."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from dataclasses import KW_ONLY, dataclass, field
+from typing import Any
+
+from pydantic_ai import RunContext
+from pydantic_ai.capabilities import AbstractCapability, WrapRunHandler, WrapToolExecuteHandler
+from pydantic_ai.exceptions import (
+    ApprovalRequired,
+    CallDeferred,
+    ModelRetry,
+    SkipToolExecution,
+    ToolFailed,
+    ToolFailedError,
+    ToolRetryError,
+)
+from pydantic_ai.messages import (
+    AgentStreamEvent,
+    FunctionToolCallEvent,
+    FunctionToolResultEvent,
+    PartDeltaEvent,
+    PartStartEvent,
+    TextPart,
+    TextPartDelta,
+    ToolCallPart,
+    ToolReturn,
+)
+from pydantic_ai.tools import (
+    DeferredToolRequests,
+    DeferredToolResults,
+    ToolApproved,
+    ToolDefinition,
+    ToolDenied,
+)
+
+from mead_notebook.interaction import Outcome, ToolClass
+
+from ._questions import as_text, ask, choice_from
+from ._session import Session, canceller, current
+
+log = logging.getLogger(__name__)
+log.addHandler(logging.NullHandler())
+
+__all__ = ["ASK_USER_MARK", "SERVER", "MeadCapability"]
+
+SERVER = "pydantic-ai"
+"""What a card names as the calls' server."""
+ASK_USER_MARK = "mead_ask_user"
+"""The metadata key of the ``ask_user`` tool, which asks through ``ask_choice`` itself."""
+
+_REFUSED: dict[str, Outcome] = {"unknown_tool": "unknown"}
+
+
+@dataclass
+class MeadCapability(AbstractCapability[Any]):
+    """Every tool call of a run goes through ``interaction``, in the contract's order.
+
+    A call is asked with ``request_permission`` (the interaction's policy decides
+    what reaches the person); a denied call does not run and the model gets a
+    denied tool result carrying the message. Calls the framework refuses
+    (unknown tool, invalid arguments) are reported ``failed`` without asking.
+    Approvals the framework asks for (``requires_approval``, ``ApprovalRequired``)
+    go to ``request_permission``, questions (``CallDeferred(kind='question')``
+    whose arguments offer options) to ``ask_choice``. A card's Cancel cancels the
+    call's task (a sync function finishes in its worker thread, its result dropped).
+    """
+
+    interaction: Any = None
+    _: KW_ONLY
+    session: Session | None = field(default=None, repr=False)
+    """The session of ``run``/``arun``/``start``; a run of your own gets one of its own."""
+    _arguments: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None
+
+    async def for_run(self, ctx: RunContext[Any]) -> MeadCapability:
+        return MeadCapability(self.interaction, session=self.session)
+
+    # -- the run ------------------------------------------------------------------------
+
+    async def wrap_run(self, ctx: RunContext[Any], *, handler: WrapRunHandler) -> Any:
+        if self.session is not None:
+            return await handler()
+        session = self.session = Session(self.interaction)
+        prompt = ctx.prompt if isinstance(ctx.prompt, str) else ""
+        try:
+            await session.call(session.driver.start, prompt)
+        except BaseException:
+            session.close()
+            raise
+        token = current.set(session)
+        error: BaseException | None = None
+        try:
+            return await handler()
+        except BaseException as exc:
+            error = exc
+            if not isinstance(exc, Exception):
+                session.cancel()
+            raise
+        finally:
+            current.reset(token)
+            try:
+                await session.call(session.driver.end, error)
+            finally:
+                session.close()
+
+    async def on_event(self, ctx: RunContext[Any], *, event: AgentStreamEvent) -> None:
+        session = self.session
+        if session is None:
+            return
+        try:
+            if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
+                if event.part.content:
+                    session.post(session.driver.text, event.part.content)
+            elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
+                if event.delta.content_delta:
+                    session.post(session.driver.text, event.delta.content_delta)
+            elif isinstance(event, FunctionToolCallEvent) and event.args_valid is False:
+                self._arguments[event.part.tool_call_id] = _arguments_of(event.part)
+            elif isinstance(event, FunctionToolResultEvent):
+                self._refused(session, event)
+        except Exception:
+            log.exception("could not report a pydantic-ai event")
+
+    def _refused(self, session: Session, event: FunctionToolResultEvent) -> None:
+        part = event.part
+        retry = getattr(part, "retry", None)
+        if part.outcome not in ("retried", "failed") or retry is None:
+            return
+        outcome = _REFUSED.get(str(getattr(retry, "cause", "")), "invalid_arguments")
+        text = part.model_response_str(wrap_if_error=False)
+        name, tool_call_id = part.tool_name, part.tool_call_id
+        arguments = self._arguments.pop(tool_call_id, {})
+        session.post(session.fail_unseen, tool_call_id, name, SERVER, arguments, outcome, text)
+
+    # -- one call -----------------------------------------------------------------------
+
+    async def wrap_tool_execute(
+        self,
+        ctx: RunContext[Any],
+        *,
+        call: ToolCallPart,
+        tool_def: ToolDefinition,
+        args: dict[str, Any],
+        handler: WrapToolExecuteHandler,
+    ) -> Any:
+        session = self.session
+        if session is None or (tool_def.metadata or {}).get(ASK_USER_MARK):
+            return await handler(args)
+        record, allowed = await session.call(
+            session.admit, call.tool_call_id, call.tool_name, SERVER, _class_of(tool_def), args
+        )
+        if not allowed:
+            return ToolDenied(record.error or f"Permission to run {call.tool_name} was denied.")
+        handle = session.handle(record)
+        await session.call(session.driver.running, record, handle)
+        task = asyncio.ensure_future(handler(args))
+        handle.on_cancel(canceller(task))
+        fail, driver = session.driver.fail, session.driver
+        try:
+            value = await task
+        except asyncio.CancelledError:
+            if not (handle.cancelled and task.cancelled()) or session.cancelled.is_set():
+                raise
+            message = f"The call to {call.tool_name} was cancelled."
+            await session.call(fail, record, "cancelled", message)
+            raise ToolFailed(message) from None
+        except (ToolFailed, ModelRetry, ToolFailedError, ToolRetryError) as exc:
+            await session.call(fail, record, "error", f"{call.tool_name} failed: {exc}")
+            raise
+        except (CallDeferred, ApprovalRequired):
+            raise
+        except SkipToolExecution as exc:
+            await session.call(driver.complete, record, as_text(exc.result))
+            raise
+        except Exception as exc:
+            what = f"{call.tool_name} failed: {type(exc).__name__}: {exc}"
+            await session.call(fail, record, "error", what)
+            raise
+        if isinstance(value, ToolDenied):
+            await session.call(fail, record, "denied", value.message)
+        else:
+            shown = value.return_value if isinstance(value, ToolReturn) else value
+            await session.call(driver.complete, record, as_text(shown))
+        return value
+
+    # -- what the framework asks the person ---------------------------------------------
+
+    async def handle_deferred_tool_calls(
+        self, ctx: RunContext[Any], *, requests: DeferredToolRequests
+    ) -> DeferredToolResults | None:
+        session = self.session
+        if session is None:
+            return None
+        approvals: dict[str, ToolApproved | ToolDenied] = {}
+        for call in requests.approvals:
+            tool_def = ctx.tool_manager.get_tool_def(call.tool_name) if ctx.tool_manager else None
+            record, allowed = await session.call(
+                session.admit,
+                call.tool_call_id,
+                call.tool_name,
+                SERVER,
+                _class_of(tool_def),
+                call.args_as_dict(),
+            )
+            approvals[call.tool_call_id] = (
+                ToolApproved() if allowed else ToolDenied(record.error or "The call was denied.")
+            )
+        answers: dict[str, Any] = {}
+        for call in requests.calls:
+            if requests.kind(call.tool_call_id) != "question":
+                continue
+            offered = choice_from(call.tool_call_id, _question_of(requests, call))
+            if offered is None:
+                continue
+            picked, text = await session.call(
+                ask, session, offered[0], call.tool_name, SERVER, call.args_as_dict()
+            )
+            answers[call.tool_call_id] = text if picked is not None else ToolFailed(text)
+        if not approvals and not answers:
+            return None
+        return DeferredToolResults(approvals=dict(approvals), calls=answers)
+
+
+def _arguments_of(part: ToolCallPart) -> Any:
+    try:
+        return part.args_as_dict()
+    except Exception:
+        return {"arguments": part.args}
+
+
+def _question_of(requests: DeferredToolRequests, call: ToolCallPart) -> Mapping[str, Any]:
+    """What a deferred question offers: its metadata, else the call's arguments."""
+    metadata = requests.metadata.get(call.tool_call_id)
+    return metadata if isinstance(metadata, Mapping) and metadata else call.args_as_dict()
+
+
+def _class_of(tool_def: ToolDefinition | None) -> ToolClass:
+    metadata = (tool_def.metadata if tool_def is not None else None) or {}
+    return "read" if metadata.get("read_only") is True else "effect"

@@ -1,0 +1,80 @@
+"""The frameworks stay optional: nothing imports them but their own adapter."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "pydantic_ai", "pydantic_graph")
+
+BLOCK = """
+import importlib.abc, sys
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] in {blocked!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}}")
+        return None
+sys.meta_path.insert(0, Block())
+"""
+
+
+def python(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_import_mead_notebook_imports_no_framework() -> None:
+    done = python(
+        "import sys, mead_notebook, mead_notebook.adapters\n"
+        "from mead_notebook import NotebookInteraction, Router\n"
+        "from mead_notebook.adapters import AgentResult\n"
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {FRAMEWORKS!r}))\n"
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("module", "blocked", "extra"),
+    [
+        ("pydantic_ai", ("pydantic_ai",), "pydantic-ai"),
+        ("langchain", ("langchain", "langgraph"), "langchain"),
+    ],
+)
+def test_an_adapter_without_its_framework_names_the_extra(
+    module: str, blocked: tuple[str, ...], extra: str
+) -> None:
+    done = python(
+        BLOCK.format(blocked=set(blocked))
+        + "try:\n"
+        + f"    import mead_notebook.adapters.{module}\n"
+        + "except ImportError as exc:\n"
+        + "    print('ERROR', exc)\n"
+        + "    print('CAUSE', exc.__cause__)\n"
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == (
+        f"ERROR mead_notebook.adapters.{module} needs its framework: "
+        f"pip install 'mead-notebook[{extra}]'"
+    )
+    assert lines[1].startswith("CAUSE No module named")
+
+
+def test_each_adapter_imports_only_its_own_framework() -> None:
+    done = python(
+        "import sys, mead_notebook.adapters.pydantic_ai\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'langchain', 'langgraph'}))\n"
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
