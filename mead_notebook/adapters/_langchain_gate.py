@@ -8,6 +8,7 @@ from typing import Any
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import (
     INVALID_TOOL_NAME_ERROR_TEMPLATE,
@@ -25,7 +26,7 @@ from mead_notebook.turn import CallRecord
 from ._questions import as_text
 from ._session import Session, canceller
 
-__all__ = ["ASK_USER_MARK", "SERVER", "ToolGate", "gated_tool_node"]
+__all__ = ["ASK_USER_MARK", "SERVER", "ToolGate", "gated_tool_node", "parameters_of"]
 
 SERVER = "langchain"
 """What a card names as the calls' server."""
@@ -41,8 +42,10 @@ class ToolGate:
     """Asks the session's interaction around each tool call, before the call runs.
 
     ``session_of()`` gives the session of the run in progress (``None``: pass the
-    call through). The async path runs the call as a task that the card's Cancel
-    cancels; the sync path cannot stop a call, and its cards say so.
+    call through). A call allowed with edited arguments runs with exactly them, as
+    the same tool call, once the ToolNode's validation accepts them. The async path
+    runs the call as a task that the card's Cancel cancels; the sync path cannot
+    stop a call, and its cards say so.
     """
 
     def __init__(self, session_of: Callable[[], Session | None]) -> None:
@@ -57,15 +60,10 @@ class ToolGate:
         if _is_ask_user(request.tool):
             text, failed = await session.call(ask_user.ask, session.driver, tool_call_id, args)
             return _message(request, text, error=failed)
-        refused = _refusal(request)
-        if refused is not None:
-            await session.call(session.fail_unseen, tool_call_id, name, SERVER, args, *refused)
-            return _message(request, refused[1], error=True)
-        record, allowed = await session.call(
-            session.admit, tool_call_id, name, SERVER, _class_of(request.tool), args
-        )
-        if not allowed:
-            return _message(request, record.error or "The call was denied.", error=True)
+        admitted = await session.call(_admit, session, request)
+        if isinstance(admitted, ToolMessage):
+            return admitted
+        record, request = admitted
         handle = session.handle(record)
         await session.call(session.driver.running, record, handle, cancellable=True)
         task = asyncio.ensure_future(execute(request))
@@ -91,19 +89,14 @@ class ToolGate:
         if session is None:
             return execute(request)
         call = request.tool_call
-        tool_call_id, name, args = call.get("id") or "", call["name"], call.get("args") or {}
+        tool_call_id, args = call.get("id") or "", call.get("args") or {}
         if _is_ask_user(request.tool):
             text, failed = session.call_now(ask_user.ask, session.driver, tool_call_id, args)
             return _message(request, text, error=failed)
-        refused = _refusal(request)
-        if refused is not None:
-            session.call_now(session.fail_unseen, tool_call_id, name, SERVER, args, *refused)
-            return _message(request, refused[1], error=True)
-        record, allowed = session.call_now(
-            session.admit, tool_call_id, name, SERVER, _class_of(request.tool), args
-        )
-        if not allowed:
-            return _message(request, record.error or "The call was denied.", error=True)
+        admitted = session.call_now(_admit, session, request)
+        if isinstance(admitted, ToolMessage):
+            return admitted
+        record, request = admitted
         session.call_now(session.driver.running, record, session.handle(record), cancellable=False)
         try:
             out = execute(request)
@@ -165,6 +158,50 @@ def gated_tool_node(node: ToolNode, gate: ToolGate) -> ToolNode:
         wrap_tool_call=outer_sync,
         awrap_tool_call=outer_async,
     )
+
+
+def _admit(
+    session: Session, request: ToolCallRequest
+) -> tuple[CallRecord, ToolCallRequest] | ToolMessage:
+    """Ask for one call (on the callback thread): the request to run, or the call's answer.
+
+    The request to run carries the arguments the person approved when they edited
+    them. Arguments the ToolNode would refuse, the model's or the edited ones, end
+    the call ``failed`` with the ToolNode's own message, and the tool does not run.
+    """
+    call = request.tool_call
+    tool_call_id, name, args = call.get("id") or "", call["name"], call.get("args") or {}
+    # A call asked before it reached the ToolNode (a human-in-the-loop review) is checked after.
+    checked = session.record(tool_call_id) is None
+    refused = _refusal(request) if checked else None
+    if refused is None:
+        parameters = None if tool_call_id in session.allowed else parameters_of(request.tool)
+        record, allowed = session.admit(
+            tool_call_id, name, SERVER, _class_of(request.tool), args, parameters
+        )
+        if not allowed:
+            return _message(request, record.error or "The call was denied.", error=True)
+        edited = record.approved_arguments
+        if edited is not None:
+            request = request.override(tool_call={**call, "args": dict(edited)})
+        if edited is None and checked:
+            return record, request
+        refused = _refusal(request)
+        if refused is None:
+            return record, request
+    session.refuse(tool_call_id, name, SERVER, args, *refused)
+    return _message(request, refused[1], error=True)
+
+
+def parameters_of(tool: BaseTool | None) -> dict[str, Any] | None:
+    """The JSON schema of ``tool``'s arguments, as the model is shown it (None if unknown)."""
+    if tool is None:
+        return None
+    try:
+        parameters = convert_to_openai_tool(tool)["function"]["parameters"]
+    except Exception:
+        return None
+    return parameters if isinstance(parameters, dict) else None
 
 
 def _is_ask_user(tool: BaseTool | None) -> bool:

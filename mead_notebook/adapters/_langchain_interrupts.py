@@ -3,10 +3,10 @@
 Three kinds are understood:
 
 - LangChain's human-in-the-loop requests (``HumanInTheLoopMiddleware``, batched
-  ``action_requests`` or per-call ``tool_approval``): approve/reject go to
-  ``request_permission`` (a call is asked once, whoever asks first), a tool that
-  only allows ``respond`` and whose arguments offer options goes to
-  ``ask_choice``;
+  ``action_requests`` or per-call ``tool_approval``): approve/edit/reject go to
+  ``request_permission`` (a call is asked once, whoever asks first; arguments the
+  person edited resume as an ``edit`` decision), a tool that only allows
+  ``respond`` and whose arguments offer options goes to ``ask_choice``;
 - any interrupt whose value offers options (``{"prompt": ..., "options": [...]}``):
   ``ask_choice``, resumed with the picked option;
 - anything else cannot be answered here: the run pauses.
@@ -18,9 +18,11 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage
+from langchain_core.tools import BaseTool
 from langgraph.types import Interrupt
 
 from ._langchain_gate import SERVER as TOOLS
+from ._langchain_gate import parameters_of
 from ._questions import ask, choice_from
 from ._session import Session
 
@@ -32,10 +34,17 @@ _NO_ANSWER = object()
 
 
 async def answer_interrupts(
-    session: Session, interrupts: Sequence[Interrupt], state: Any
+    session: Session,
+    interrupts: Sequence[Interrupt],
+    state: Any,
+    tools: Mapping[str, BaseTool] | None = None,
 ) -> dict[str, Any] | None:
-    """The resume value of each interrupt by id, or ``None`` when the run must pause."""
-    plans = [p for p in (_plan(i, state) for i in interrupts) if p is not None]
+    """The resume value of each interrupt by id, or ``None`` when the run must pause.
+
+    ``tools`` (the graph's tools by name) give the reviewed calls' schemas.
+    """
+    known = tools or {}
+    plans = [p for p in (_plan(i, state, known) for i in interrupts) if p is not None]
     if len(plans) != len(interrupts):
         return None
     resume: dict[str, Any] = {}
@@ -47,13 +56,14 @@ async def answer_interrupts(
     return resume
 
 
-def _plan(interrupt: Interrupt, state: Any) -> Plan | None:
+def _plan(interrupt: Interrupt, state: Any, tools: Mapping[str, BaseTool]) -> Plan | None:
     value = interrupt.value
     if isinstance(value, Mapping) and value.get("type") == "tool_approval":
         allowed = _allowed_in_schema(interrupt.response_schema)
-        return _review(str(value.get("tool_call_id", "")), value, allowed)
+        tool = tools.get(str(value.get("name", "")))
+        return _review(str(value.get("tool_call_id", "")), value, allowed, tool)
     if isinstance(value, Mapping) and "action_requests" in value and "review_configs" in value:
-        return _batch(value, state)
+        return _batch(value, state, tools)
     offered = choice_from(interrupt.id, value)
     if offered is None:
         return None
@@ -66,7 +76,7 @@ def _plan(interrupt: Interrupt, state: Any) -> Plan | None:
     return question
 
 
-def _batch(request: Mapping[str, Any], state: Any) -> Plan | None:
+def _batch(request: Mapping[str, Any], state: Any, tools: Mapping[str, BaseTool]) -> Plan | None:
     actions = list(request.get("action_requests") or ())
     configs = {c.get("action_name"): c for c in request.get("review_configs") or ()}
     ids = _tool_call_ids(actions, state)
@@ -75,7 +85,7 @@ def _batch(request: Mapping[str, Any], state: Any) -> Plan | None:
     reviews = []
     for action, tool_call_id in zip(actions, ids, strict=True):
         allowed = list((configs.get(action.get("name")) or {}).get("allowed_decisions") or ())
-        reviews.append(_review(tool_call_id, action, allowed))
+        reviews.append(_review(tool_call_id, action, allowed, tools.get(action.get("name", ""))))
 
     async def decisions(session: Session) -> Any:
         made = []
@@ -89,8 +99,14 @@ def _batch(request: Mapping[str, Any], state: Any) -> Plan | None:
     return decisions
 
 
-def _review(tool_call_id: str, action: Mapping[str, Any], allowed: Sequence[str]) -> Plan:
-    """One reviewed tool call: a question when it can only be answered, else a permission."""
+def _review(
+    tool_call_id: str, action: Mapping[str, Any], allowed: Sequence[str], tool: BaseTool | None
+) -> Plan:
+    """One reviewed tool call: a question when it can only be answered, else a permission.
+
+    Arguments the person edited resume as an ``edit`` decision; a review that does
+    not allow edits refuses the call rather than run the model's arguments.
+    """
     name = str(action.get("name", ""))
     given = action.get("args")
     args: dict[str, Any] = dict(given) if isinstance(given, Mapping) else {}
@@ -102,7 +118,16 @@ def _review(tool_call_id: str, action: Mapping[str, Any], allowed: Sequence[str]
             if picked is not None or "reject" not in allowed:
                 return {"type": "respond", "message": text}
             return {"type": "reject", "message": text}
-        record, ok = await session.call(session.admit, tool_call_id, name, TOOLS, "effect", args)
+        record, ok = await session.call(
+            session.admit, tool_call_id, name, TOOLS, "effect", args, parameters_of(tool)
+        )
+        edited = record.approved_arguments if ok else None
+        if edited is not None and "edit" in allowed:
+            return {"type": "edit", "edited_action": {"name": name, "args": dict(edited)}}
+        if edited is not None:
+            ok = False
+            refused = f"The review of {name} does not allow edited arguments; the tool did not run."
+            await session.call(session.refuse, tool_call_id, name, TOOLS, args, "denied", refused)
         if ok and "approve" in allowed:
             return {"type": "approve"}
         message = record.error or f"Permission to run {name} was denied."

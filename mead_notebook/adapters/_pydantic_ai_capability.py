@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Any
 
 from pydantic_ai import RunContext
@@ -29,6 +29,7 @@ from pydantic_ai.messages import (
     TextPartDelta,
     ToolCallPart,
     ToolReturn,
+    ToolReturnPart,
 )
 from pydantic_ai.tools import (
     DeferredToolRequests,
@@ -62,7 +63,10 @@ class MeadCapability(AbstractCapability[Any]):
 
     A call is asked with ``request_permission`` (the interaction's policy decides
     what reaches the person); a denied call does not run and the model gets a
-    denied tool result carrying the message. Calls the framework refuses
+    denied tool result carrying the message. A call allowed with edited arguments
+    runs with exactly them once the tool's own validator accepts them; if it does
+    not, the call fails ``invalid_arguments`` and the model gets the framework's
+    validation error. Calls the framework refuses
     (unknown tool, invalid arguments) are reported ``failed`` without asking.
     Approvals the framework asks for (``requires_approval``, ``ApprovalRequired``)
     go to ``request_permission``, questions (``CallDeferred(kind='question')``
@@ -138,7 +142,7 @@ class MeadCapability(AbstractCapability[Any]):
         text = part.model_response_str(wrap_if_error=False)
         name, tool_call_id = part.tool_name, part.tool_call_id
         arguments = self._arguments.pop(tool_call_id, {})
-        session.post(session.fail_unseen, tool_call_id, name, SERVER, arguments, outcome, text)
+        session.post(session.refuse, tool_call_id, name, SERVER, arguments, outcome, text)
 
     # -- one call -----------------------------------------------------------------------
 
@@ -154,11 +158,21 @@ class MeadCapability(AbstractCapability[Any]):
         session = self.session
         if session is None or (tool_def.metadata or {}).get(ASK_USER_MARK):
             return await handler(args)
+        asked = _arguments_of(call)
         record, allowed = await session.call(
-            session.admit, call.tool_call_id, call.tool_name, SERVER, _class_of(tool_def), args
+            session.admit,
+            call.tool_call_id,
+            call.tool_name,
+            SERVER,
+            _class_of(tool_def),
+            asked,
+            tool_def.parameters_json_schema,
         )
         if not allowed:
             return ToolDenied(record.error or f"Permission to run {call.tool_name} was denied.")
+        edited = record.approved_arguments
+        if edited is not None and edited != asked:
+            args = await _validated(ctx, session, call, edited)
         handle = session.handle(record)
         await session.call(session.driver.running, record, handle)
         task = asyncio.ensure_future(handler(args))
@@ -208,10 +222,14 @@ class MeadCapability(AbstractCapability[Any]):
                 call.tool_name,
                 SERVER,
                 _class_of(tool_def),
-                call.args_as_dict(),
+                _arguments_of(call),
+                tool_def.parameters_json_schema if tool_def is not None else None,
             )
+            # The framework validates edited arguments before the tool runs.
             approvals[call.tool_call_id] = (
-                ToolApproved() if allowed else ToolDenied(record.error or "The call was denied.")
+                ToolApproved(override_args=record.approved_arguments)
+                if allowed
+                else ToolDenied(record.error or "The call was denied.")
             )
         answers: dict[str, Any] = {}
         for call in requests.calls:
@@ -227,6 +245,50 @@ class MeadCapability(AbstractCapability[Any]):
         if not approvals and not answers:
             return None
         return DeferredToolResults(approvals=dict(approvals), calls=answers)
+
+
+async def _validated(
+    ctx: RunContext[Any], session: Session, call: ToolCallPart, edited: dict[str, Any]
+) -> dict[str, Any]:
+    """``edited`` validated by the tool's own validator, as the model's arguments were.
+
+    Arguments that do not fit end the call ``failed`` (``invalid_arguments``) and
+    raise the framework's error, which tells the model; the tool does not run.
+    """
+    manager = ctx.tool_manager
+    if manager is None:
+        message = f"The arguments approved for {call.tool_name} cannot be checked here."
+        await session.call(_refuse, session, call, message)
+        raise ToolFailed(message)
+    try:
+        validated = await manager.validate_tool_call(
+            replace(call, args=dict(edited)), approved=ctx.tool_call_approved
+        )
+    except Exception as exc:  # the framework's own limit, e.g. too many retries
+        await session.call(_refuse, session, call, f"{type(exc).__name__}: {exc}")
+        raise
+    if validated.deferral is not None:
+        raise validated.deferral
+    if validated.args_valid and validated.validated_args is not None:
+        return validated.validated_args
+    error = validated.validation_error
+    await session.call(_refuse, session, call, _error_text(error))
+    if error is None:
+        raise ToolFailed(f"The arguments approved for {call.tool_name} do not fit it.")
+    raise error
+
+
+def _refuse(session: Session, call: ToolCallPart, message: str) -> None:
+    session.refuse(call.tool_call_id, call.tool_name, SERVER, {}, "invalid_arguments", message)
+
+
+def _error_text(error: Exception | None) -> str:
+    """What the model is told of a validation error (the retry or failure part's text)."""
+    if isinstance(error, ToolRetryError) and isinstance(error.tool_retry, ToolReturnPart):
+        return error.tool_retry.model_response_str(wrap_if_error=False)
+    if isinstance(error, ToolFailedError):
+        return error.tool_failed.model_response_str(wrap_if_error=False)
+    return str(error)
 
 
 def _arguments_of(part: ToolCallPart) -> Any:

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from mead_notebook import Allow, Call, Deny, TurnError
 from mead_notebook.driver import TurnDriver
-from mead_notebook.interaction import Outcome, ToolClass
+from mead_notebook.interaction import FINAL_STATUSES, Outcome, ToolClass
 from mead_notebook.turn import POLL_INTERVAL, CallRecord, Turn, TurnResult
 
 log = logging.getLogger(__name__)
@@ -147,12 +147,20 @@ class Session:
         return record
 
     def admit(
-        self, tool_call_id: str, tool: str, server: str, tool_class: ToolClass, arguments: Any
+        self,
+        tool_call_id: str,
+        tool: str,
+        server: str,
+        tool_class: ToolClass,
+        arguments: Any,
+        parameters: dict[str, Any] | None = None,
     ) -> tuple[CallRecord, bool]:
         """Begin the call unless it was, and ask unless it was allowed; return (record, allowed).
 
+        ``parameters`` is the tool's JSON schema, which edited arguments must fit.
         A call is asked once: a framework that pauses and runs it again (an approval
-        it asks for itself, a resumed graph) gets the first answer.
+        it asks for itself, a resumed graph) gets the first answer, and the
+        arguments the person approved stay in ``record.approved_arguments``.
         """
         record = self.record(tool_call_id)
         if record is None:
@@ -161,13 +169,13 @@ class Session:
             return record, True
         elif record.status == "failed":
             return record, False
-        decision: Allow | Deny = self.driver.permission(record)
+        decision: Allow | Deny = self.driver.permission(record, parameters)
         if isinstance(decision, Allow):
             self.allowed.add(tool_call_id)
             return record, True
         return record, False
 
-    def fail_unseen(
+    def refuse(
         self,
         tool_call_id: str,
         tool: str,
@@ -176,10 +184,16 @@ class Session:
         outcome: Outcome,
         error: str,
     ) -> None:
-        """Report a call the framework refused before asking (unknown tool, bad arguments)."""
-        if self.record(tool_call_id) is not None:
+        """Report a call the framework refused (unknown tool, bad arguments, approved or not).
+
+        A call begun earlier ends ``failed`` unless it has already ended.
+        """
+        record = self.record(tool_call_id)
+        if record is None:
+            record = self.begin(tool_call_id, tool, server, "effect", arguments)
+        elif record.status in FINAL_STATUSES:
             return
-        record = self.begin(tool_call_id, tool, server, "effect", arguments)
+        self.allowed.discard(tool_call_id)
         self.driver.fail(record, outcome, error)
 
     def handle(self, record: CallRecord) -> Call:

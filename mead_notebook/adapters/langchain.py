@@ -95,7 +95,7 @@ def start(
     result = AgentResult()
     session = Session(interaction, result)
     gate = ToolGate(lambda: session)
-    graph, tool_nodes = _gated(agent, gate)
+    graph, tool_nodes, tools = _gated(agent, gate)
     if agent.checkpointer is None:
         # The copy's own in-memory checkpointer only needs the state an interrupt leaves.
         options.setdefault("durability", "exit")
@@ -113,7 +113,7 @@ def start(
                 if not interrupts:
                     result.stop_reason = "end_turn"
                     return result
-                resume = await answer_interrupts(session, interrupts, state)
+                resume = await answer_interrupts(session, interrupts, state, tools)
                 if resume is None:
                     if isinstance(state, Mapping):
                         result.output = {**state, "__interrupt__": list(interrupts)}
@@ -206,11 +206,14 @@ async def _stream(
     return state, interrupts
 
 
-def _gated(agent: Graph, gate: ToolGate, *, root: bool = True) -> tuple[Graph, set[str]]:
+def _gated(
+    agent: Graph, gate: ToolGate, *, root: bool = True
+) -> tuple[Graph, set[str], dict[str, BaseTool]]:
     """A copy of ``agent`` whose ToolNodes, subgraphs' included, ask through ``gate``.
 
     The root copy gets an in-memory checkpointer when it has none, so that an
-    interrupt can be resumed. Returns the copy and the names of its tool nodes.
+    interrupt can be resumed. Returns the copy, the names of its tool nodes and
+    their tools by name.
     """
     if not isinstance(agent, Pregel):
         raise TypeError(
@@ -219,18 +222,21 @@ def _gated(agent: Graph, gate: ToolGate, *, root: bool = True) -> tuple[Graph, s
         )
     nodes = dict(agent.nodes)
     names: set[str] = set()
+    tools: dict[str, BaseTool] = {}
     for name, node in agent.nodes.items():
         if isinstance(node.bound, ToolNode):
             nodes[name] = node.copy({"bound": gated_tool_node(node.bound, gate)})
             names.add(name)
+            tools.update(node.bound.tools_by_name)
         elif isinstance(node.bound, Pregel):
-            inner, inner_names = _gated(node.bound, gate, root=False)
+            inner, inner_names, inner_tools = _gated(node.bound, gate, root=False)
             nodes[name] = node.copy({"bound": inner})
             names |= inner_names
+            tools.update(inner_tools)
     update: dict[str, Any] = {"nodes": nodes}
     if root and agent.checkpointer is None:
         update["checkpointer"] = InMemorySaver()
-    return agent.copy(update), names
+    return agent.copy(update), names, tools
 
 
 def _config(config: Any, thread_id: Any) -> RunnableConfig:

@@ -24,9 +24,11 @@ ANSWERED = ["pending", "choice", "completed"]
 class Person(Policy):
     """Decides by tool name (``deny`` maps a tool to its Deny message) and picks options.
 
+    ``edit`` maps a tool to the arguments to allow it with instead of the model's.
     ``pick`` maps a question's prompt to the option id to answer (unlisted: no
-    answer). It also records the turn's hooks, and can cancel each running call
-    ``cancel_after`` seconds after it starts.
+    answer). It also records the turn's hooks (and each turn's result in
+    ``results``), and can cancel each running call ``cancel_after`` seconds after
+    it starts.
     """
 
     def __init__(
@@ -34,15 +36,20 @@ class Person(Policy):
         deny: Mapping[str, str] | None = None,
         pick: Mapping[str, str] | None = None,
         cancel_after: float | None = None,
+        edit: Mapping[str, dict[str, Any]] | None = None,
     ) -> None:
         self.deny = dict(deny or {})
         self.pick = dict(pick or {})
+        self.edit = dict(edit or {})
         self.cancel_after = cancel_after
         self.hooks: list[tuple[str, Any]] = []
+        self.results: list[Any] = []
 
     def decide(self, request: Request) -> Allow | Deny:
         if request["tool"] in self.deny:
             return Deny("rejected", self.deny[request["tool"]])
+        if request["tool"] in self.edit:
+            return Allow(arguments=dict(self.edit[request["tool"]]))
         return Allow()
 
     def ask_choice(self, context: Any, choice: Choice) -> Picked | Unanswered:
@@ -58,6 +65,7 @@ class Person(Policy):
 
     def turn_ended(self, context: Any, result: Any, error: BaseException | None) -> None:
         self.hooks.append(("turn_ended", (result.stop_reason, error)))
+        self.results.append(result)
 
     def interrupt(self, context: Any) -> None:
         self.hooks.append(("interrupt", None))
@@ -127,6 +135,20 @@ def steps(rec: Recording) -> dict[str, list[str]]:
             found.setdefault(event.args[0]["tool_call_id"], []).append(STEPS[event.name])
         elif event.name == "register_call":
             found.setdefault(event.args[0], []).append("register")
+    return found
+
+
+def asked(rec: Recording) -> list[dict[str, Any]]:
+    """Every permission request, in order."""
+    return [e.args[0] for e in rec.events if e.name == "request_permission"]
+
+
+def running(rec: Recording) -> dict[str, dict[str, Any]]:
+    """The first ``in_progress`` update of each call that ran."""
+    found: dict[str, dict[str, Any]] = {}
+    for e in rec.events:
+        if e.name == "tool_updated" and e.args[0]["status"] == "in_progress":
+            found.setdefault(e.args[0]["tool_call_id"], e.args[0])
     return found
 
 

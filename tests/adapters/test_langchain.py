@@ -21,7 +21,7 @@ import pytest
 from langchain.agents import create_agent
 from langchain.agents.middleware import HumanInTheLoopMiddleware
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langchain_core.outputs import ChatGenerationChunk
+from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.tools import ToolException, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
@@ -30,6 +30,8 @@ from langgraph.types import Command, interrupt
 from mead_notebook import ModelError, ToolCall, TurnError
 from mead_notebook.adapters import langchain as mead_langchain
 from mead_notebook.adapters._langchain_scripted import ScriptedChatModel
+from mead_notebook.notebook.rules import check_arguments
+from mead_notebook.testing import Recording
 
 from .helpers import (
     ALLOWED,
@@ -38,9 +40,11 @@ from .helpers import (
     REFUSED,
     Person,
     Waiting,
+    asked,
     finals,
     one_at_a_time,
     recorded,
+    running,
     steps,
     texts,
 )
@@ -100,6 +104,10 @@ class Seen(ScriptedChatModel):
     ) -> Iterator[ChatGenerationChunk]:
         self.requests.append(list(messages))
         yield from super()._stream(messages, *args, **kwargs)
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        self.requests.append(list(messages))
+        return super()._generate(messages, *args, **kwargs)
 
     def tool_messages(self) -> dict[str, ToolMessage]:
         last = self.requests[-1]
@@ -464,3 +472,92 @@ def test_ask_user_outside_mead_is_a_langgraph_interrupt() -> None:
     assert question.value == {"prompt": "Which?", "options": options}
     done = agent.invoke(Command(resume="b"), config)
     assert [m.content for m in done["messages"] if m.type == "tool"] == ["b"]
+
+
+# -- edited arguments ------------------------------------------------------------------------
+
+
+@tool
+def resize(path: str, width: int) -> str:
+    """Resize an image."""
+    ran.append(f"resize {path} {width}")
+    return f"{path} is {width} wide"
+
+
+ASKED = {"path": "a.png", "width": 4000}
+EDITED = {"path": "a.png", "width": 800}
+BROKEN = {"path": "a.png", "width": "wide"}
+PATHS = ["run", "invoke", "ainvoke", "hitl-batched", "hitl-per_call"]
+
+
+def run_edited(how: str, edited: dict[str, Any], **review: Any) -> tuple[Seen, Recording, Any]:
+    """One ``resize`` call the person allows with ``edited``, along ``how``; the run's result.
+
+    ``run``: under ``run``; ``invoke``/``ainvoke``: the middleware in a loop of your
+    own; ``hitl-<mode>``: under ``run`` with a human-in-the-loop review of ``resize``
+    (``review``: its config, every decision allowed by default).
+    """
+    model = seen([ToolCall("resize", ASKED, "e1")], ["ok"])
+    rec, person = recorded(Person(edit={"resize": edited}))
+    if how in ("invoke", "ainvoke"):
+        agent = agent_for(model, resize, middleware=[mead_langchain.middleware(rec)])
+        given = {"messages": [{"role": "user", "content": "go"}]}
+        agent.invoke(given) if how == "invoke" else asyncio.run(agent.ainvoke(given))
+        [result] = person.results
+        return model, rec, result
+    middleware = []
+    if how.startswith("hitl-"):
+        config = review or True
+        mode = how.removeprefix("hitl-")
+        middleware = [HumanInTheLoopMiddleware({"resize": config}, interrupt_mode=mode)]
+    agent = agent_for(model, resize, middleware=middleware)
+    return model, rec, mead_langchain.run(agent, "go", interaction=rec)
+
+
+@pytest.mark.parametrize("how", PATHS)
+def test_edited_arguments_run_exactly_and_the_record_keeps_both(how: str) -> None:
+    model, rec, result = run_edited(how, EDITED)
+
+    assert ran == ["resize a.png 800"]
+    [request] = asked(rec)
+    assert request["arguments"] == ASKED
+    parameters = request["parameters"]
+    assert parameters["properties"]["width"]["type"] == "integer"
+    assert "width" in (check_arguments(parameters, BROKEN) or "")
+    [record] = result.calls
+    assert (record.arguments, record.approved_arguments) == (ASKED, EDITED)
+    assert (record.status, record.outcome) == ("completed", None)
+    assert running(rec)["e1"]["approved_arguments"] == EDITED
+    told = model.tool_messages()["e1"]
+    assert told.status == "success"
+    assert "a.png is 800 wide" in str(told.content)
+    assert ("a human reviewer replaced" in str(told.content)) is how.startswith("hitl-")
+
+
+@pytest.mark.parametrize("how", PATHS)
+def test_edited_arguments_that_break_the_schema_never_run_the_tool(how: str) -> None:
+    model, rec, result = run_edited(how, BROKEN)
+
+    assert ran == []
+    [record] = result.calls
+    assert (record.arguments, record.approved_arguments) == (ASKED, BROKEN)
+    assert (record.status, record.outcome) == ("failed", "invalid_arguments")
+    assert steps(rec)["e1"] == ["pending", "ask", "failed"]
+    told = model.tool_messages()["e1"]
+    assert told.status == "error"
+    assert "width: Input should be a valid integer" in str(told.content)
+    assert record.error == told.content
+
+
+@pytest.mark.parametrize("how", ["hitl-batched", "hitl-per_call"])
+def test_a_review_that_does_not_allow_edits_refuses_an_edited_call(how: str) -> None:
+    model, rec, result = run_edited(how, EDITED, allowed_decisions=["approve", "reject"])
+
+    assert ran == []
+    assert len(asked(rec)) == 1
+    [record] = result.calls
+    assert (record.status, record.outcome) == ("failed", "denied")
+    told = model.tool_messages()["e1"]
+    assert told.status == "error"
+    assert "does not allow edited arguments" in str(told.content)
+    assert result.stop_reason == "end_turn"

@@ -19,6 +19,8 @@ from pydantic_ai.tools import DeferredToolRequests
 
 from mead_notebook import ToolCall, TurnError
 from mead_notebook.adapters import pydantic_ai as mead_pydantic_ai
+from mead_notebook.notebook.rules import check_arguments
+from mead_notebook.testing import Recording
 
 from .helpers import (
     ALLOWED,
@@ -27,9 +29,11 @@ from .helpers import (
     REFUSED,
     Person,
     Waiting,
+    asked,
     finals,
     one_at_a_time,
     recorded,
+    running,
     steps,
     texts,
 )
@@ -401,3 +405,75 @@ def test_ask_user_outside_mead_defers_as_a_pydantic_ai_question() -> None:
     assert isinstance(requests, DeferredToolRequests)
     assert requests.kind("q1") == "question"
     assert requests.metadata["q1"] == {"prompt": "Which?", "options": options}
+
+
+# -- edited arguments ------------------------------------------------------------------------
+
+ASKED = {"path": "a.png", "width": 4000}
+EDITED = {"path": "a.png", "width": 800}
+BROKEN = {"path": "a.png", "width": "wide"}
+PATHS = ["run", "capability", "run-approval", "capability-approval"]
+
+
+def run_edited(how: str, edited: dict[str, Any]) -> tuple[Seen, Recording, Any]:
+    """One ``resize`` call the person allows with ``edited``, along ``how``; the run's result.
+
+    ``run``: under ``run``; ``capability``: the capability in a run of your own;
+    ``-approval``: ``resize`` requires pydantic-ai's own approval.
+    """
+    seen = Seen(ToolCall("resize", ASKED, "e1"))
+    rec, person = recorded(Person(edit={"resize": edited}))
+    own = how.startswith("capability")
+    agent: Agent[Any, str] = Agent(
+        FunctionModel(stream_function=seen),
+        capabilities=[mead_pydantic_ai.capability(rec)] if own else None,
+    )
+
+    @agent.tool_plain(requires_approval=how.endswith("-approval"))
+    def resize(path: str, width: int) -> str:
+        """Resize an image."""
+        ran.append(f"resize {path} {width}")
+        return f"{path} is {width} wide"
+
+    if not own:
+        return seen, rec, mead_pydantic_ai.run(agent, "go", interaction=rec)
+    asyncio.run(agent.run("go"))
+    [result] = person.results
+    return seen, rec, result
+
+
+@pytest.mark.parametrize("how", PATHS)
+def test_edited_arguments_run_exactly_and_the_record_keeps_both(how: str) -> None:
+    seen, rec, result = run_edited(how, EDITED)
+
+    assert ran == ["resize a.png 800"]
+    [request] = asked(rec)
+    assert request["arguments"] == ASKED
+    parameters = request["parameters"]
+    assert parameters["properties"]["width"]["type"] == "integer"
+    assert "width" in (check_arguments(parameters, BROKEN) or "")
+    [record] = result.calls
+    assert (record.arguments, record.approved_arguments) == (ASKED, EDITED)
+    assert (record.status, record.outcome, record.result) == (
+        "completed",
+        None,
+        "a.png is 800 wide",
+    )
+    assert running(rec)["e1"]["approved_arguments"] == EDITED
+    [part] = seen.returns
+    assert (part.outcome, part.content) == ("success", "a.png is 800 wide")
+
+
+@pytest.mark.parametrize("how", PATHS)
+def test_edited_arguments_that_break_the_schema_never_run_the_tool(how: str) -> None:
+    seen, rec, result = run_edited(how, BROKEN)
+
+    assert ran == []
+    [record] = result.calls
+    assert (record.arguments, record.approved_arguments) == (ASKED, BROKEN)
+    assert (record.status, record.outcome) == ("failed", "invalid_arguments")
+    assert steps(rec)["e1"] == ["pending", "ask", "failed"]
+    [part] = seen.returns
+    assert part.outcome == "retried"
+    assert "Input should be a valid integer" in str(part.content)
+    assert record.error == part.model_response_str(wrap_if_error=False)
