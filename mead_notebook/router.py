@@ -342,10 +342,12 @@ class _TurnRunner:
     # -- entry points -------------------------------------------------------------
 
     def run(self, prompt: str, history: Sequence[Message] | None) -> TurnResult:
+        started = getattr(self.interaction, "turn_started", None)
+        if callable(started):
+            started(self.context, prompt)  # an error here refuses the turn
         result = self.result
         result.messages = [dict(m) for m in history or ()]
         result.messages.append({"role": "user", "content": prompt})
-        self._hook("turn_started", prompt)
         error: BaseException | None = None
         try:
             self._loop()

@@ -13,6 +13,7 @@ import contextvars
 import itertools
 import logging
 import math
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -24,7 +25,6 @@ from typing import Any, Final, Literal, TypedDict
 import anywidget
 import traitlets
 
-from . import _waiting
 from .calls import Call
 from .interaction import (
     FINAL_STATUSES,
@@ -36,6 +36,7 @@ from .interaction import (
     Unanswered,
     Update,
 )
+from .notebook import waiting as _waiting
 
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
@@ -68,6 +69,7 @@ RENDERED: Final = "rendered"
 ANSWER: Final = "answer"
 CANCEL: Final = "cancel"
 
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _TURN_KEYS: Final = ("prompt", "status", "stop_reason", "error", "text", "calls", "order")
 
 
@@ -117,6 +119,15 @@ def _short(value: object) -> str | None:
         return None
     text = value if isinstance(value, str) else repr(value)
     return text if len(text) <= TRUNCATE_AT else text[: TRUNCATE_AT - 1] + "…"
+
+
+def _sendable(text: str) -> str:
+    """``text`` with each lone surrogate (half an emoji, from a browser) replaced by U+FFFD.
+
+    The kernel's JSON packer refuses lone surrogates, and one stored in a trait would
+    make every later message of the widget fail.
+    """
+    return _LONE_SURROGATE.sub("\ufffd", text)
 
 
 def _epoch_ms(seconds_from_now: float) -> int:
@@ -225,7 +236,12 @@ class NotebookInteraction(anywidget.AnyWidget):
     # -- the router's hooks --------------------------------------------------------
 
     def turn_started(self, context: Any, prompt: str) -> None:
-        """Reset for a new turn and display the widget if it is not shown yet."""
+        """Reset for a new turn and display the widget if it is not shown yet.
+
+        Raises ``UnsupportedKernelError`` first when this kernel cannot deliver answers
+        to the turn's thread, so that the turn does not start.
+        """
+        _waiting.check()
         with self._lock:
             self._interrupted = False
             self._pending.clear()
@@ -251,7 +267,17 @@ class NotebookInteraction(anywidget.AnyWidget):
         self._ensure_flusher()
 
     def turn_ended(self, context: Any, result: Any, error: BaseException | None) -> None:
-        """Close open questions, record how the turn ended and sync everything once."""
+        """Close open questions, record how the turn ended and sync everything once.
+
+        An interrupt meanwhile is raised once the end is recorded, not half-way through.
+        """
+        with _waiting.interrupts_held():
+            try:
+                self._end_turn(result, error)
+            finally:
+                _waiting.unwatch(self)
+
+    def _end_turn(self, result: Any, error: BaseException | None) -> None:
         self._close_questions("the turn ended")
         self._stop_flusher()
         if result is None and error is not None:
@@ -454,6 +480,7 @@ class NotebookInteraction(anywidget.AnyWidget):
             if not isinstance(note, str):
                 log.warning("ignored an answer with a malformed note: %r", dict(content))
                 return
+            note = _sendable(note)
             if q.kind == "permission":
                 decision = content.get("decision")
                 if decision not in ("allow", "deny") or content.get("option_id") is not None:

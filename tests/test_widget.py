@@ -12,10 +12,11 @@ import comm
 import pytest
 from comm.base_comm import BaseComm
 
-from mead_notebook import _waiting, widget
+from mead_notebook import widget
 from mead_notebook.calls import Call
 from mead_notebook.interaction import Allow, Deny, Picked, Request, Unanswered, Update
 from mead_notebook.model import ScriptedModel, ToolCall
+from mead_notebook.notebook import waiting as _waiting
 from mead_notebook.policies import AllowAll, AllowReads, DenyAll
 from mead_notebook.router import Router
 from mead_notebook.tools import tool

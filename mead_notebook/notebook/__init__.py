@@ -1,0 +1,1 @@
+"""Running turns inside a Jupyter kernel."""
