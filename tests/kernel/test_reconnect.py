@@ -69,9 +69,7 @@ def test_each_page_is_answered_on_its_own_comm_in_the_order_it_asked(fe: Fronten
     second = fe.open_control()  # while the cell runs
     fe.request_states(second)
     assert fe.wait_reply(busy)["content"]["status"] == "ok"
-    fe.drive(
-        lambda: len(fe.comm_sent(None, "update_states")) >= 3, 10, "an answer to each request"
-    )
+    fe.drive(lambda: len(fe.comm_sent(None, "update_states")) >= 3, 10, "an answer to each request")
     pause(fe, 0.3)
     assert len(fe.comm_sent(first, "update_states")) == 2, "the first page lost its answer"
     assert len(fe.comm_sent(second, "update_states")) == 1

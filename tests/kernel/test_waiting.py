@@ -282,3 +282,27 @@ def test_a_kernel_missing_a_piece_refuses_the_turn_up_front(fe: Frontend) -> Non
     assert shown == [], "the turn should stop before showing anything"
     assert [w.state["status"] for w in fe.widgets.values()] == ["idle"]
     next_cell_runs(fe)
+
+
+def test_nothing_stays_watched_after_the_turns(fe: Frontend) -> None:
+    fe.responder = lambda card: ALLOW
+    cells = [
+        "report(permission_router().run('go', interaction=widget()))",
+        "report(await permission_router().arun('go', interaction=widget()))",
+        "report(permission_router().start('go', interaction=widget()).result(timeout=30))",
+    ]
+    for cell in cells * 2:
+        reply, out = fe.run(cell)
+        assert reply["status"] == "ok", reply
+        assert result_of(out)["calls"][0]["status"] == "completed"
+    reply, out = fe.run(
+        "from mead_notebook.notebook.waiting import common, shell_tap\n"
+        "kernel = get_ipython().kernel\n"
+        "tap = shell_tap.ShellTap._taps.get(kernel)\n"
+        "stream = kernel.shell_stream\n"
+        "own = getattr(kernel, 'shell_channel_thread_main', None)\n"
+        "print('WATCHED', len(common.WATCHED), 'TAPPED', tap is not None and tap.installed,\n"
+        "      'KERNEL', own is None or stream._recv_callback == own)\n"
+    )
+    assert reply["status"] == "ok", reply
+    assert out.split() == ["WATCHED", "0", "TAPPED", "False", "KERNEL", "True"]
