@@ -12,11 +12,11 @@ import anywidget
 import pytest
 from fakes import RecordingComm
 
-from mead_notebook import _waiting
 from mead_notebook.calls import Call
 from mead_notebook.driver import SHORT as TRUNCATE_AT
 from mead_notebook.interaction import Allow, Deny, Outcome, Picked, Request, Unanswered, Update
 from mead_notebook.model import ScriptedModel, ToolCall
+from mead_notebook.notebook import waiting as _waiting
 from mead_notebook.notebook import widget
 from mead_notebook.notebook.widget import FLUSH_INTERVAL, NotebookInteraction
 from mead_notebook.policies import AllowAll, AllowReads, DenyAll

@@ -19,7 +19,6 @@ from typing import Any, Final
 
 import traitlets
 
-from .. import _waiting
 from ..calls import Call
 from ..interaction import (
     Allow,
@@ -34,6 +33,7 @@ from ..interaction import (
 )
 from ..turn import TurnResult
 from . import cards
+from . import waiting as _waiting
 from .auditing import Auditor
 from .frontend import LoadsFrontend
 from .protocol import CallMessage, Card, Question, TextMessage, clean_text, parse
@@ -172,7 +172,12 @@ class NotebookInteraction(LoadsFrontend):
     # -- TurnHooks --------------------------------------------------------------------------
 
     def turn_started(self, context: Any, prompt: str) -> None:
-        """Reset for a new turn and display the widget if it is not shown yet."""
+        """Reset for a new turn and display the widget if it is not shown yet.
+
+        Raises ``UnsupportedKernelError`` first when this kernel cannot deliver answers
+        to the turn's thread, so that the turn does not start.
+        """
+        _waiting.check()
         self._questions.new_turn()
         with self._lock:
             if self._auditor is not None:
@@ -198,7 +203,17 @@ class NotebookInteraction(LoadsFrontend):
         self._text.start()
 
     def turn_ended(self, context: Any, result: TurnResult, error: BaseException | None) -> None:
-        """Close open questions, record how the turn ended and sync everything once."""
+        """Close open questions, record how the turn ended and sync everything once.
+
+        An interrupt meanwhile is raised once the end is recorded, not half-way through.
+        """
+        with _waiting.interrupts_held():
+            try:
+                self._end_turn(result, error)
+            finally:
+                _waiting.unwatch(self)
+
+    def _end_turn(self, result: TurnResult, error: BaseException | None) -> None:
         self._questions.close_all("the turn ended")
         self._text.stop()
         interrupted = (

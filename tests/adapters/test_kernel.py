@@ -29,7 +29,8 @@ FRAMEWORKS = ["langchain", "pydantic_ai"]
 
 SETUP = '''
 import asyncio, json
-from mead_notebook import NotebookInteraction, ToolCall, _waiting
+from mead_notebook import NotebookInteraction, ToolCall
+from mead_notebook.notebook import waiting as _waiting
 from mead_notebook.adapters import langchain as mead_langchain
 from mead_notebook.adapters import pydantic_ai as mead_pydantic_ai
 from langchain.agents import create_agent

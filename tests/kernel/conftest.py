@@ -21,7 +21,7 @@ CONFIGS = [
 SETUP = '''
 import json, threading, time
 from mead_notebook import Call, NotebookInteraction, Router, ScriptedModel, ToolCall, tool
-from mead_notebook import _waiting
+from mead_notebook.notebook import waiting
 
 @tool
 def write_note(text: str) -> str:
@@ -50,7 +50,7 @@ def report(res):
     ]
     print("RESULT " + json.dumps({"stop": res.stop_reason, "text": res.text, "calls": calls}))
 
-print("READY", _waiting.mechanism())
+print("READY", waiting.mechanism())
 '''
 
 

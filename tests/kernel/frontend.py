@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import queue
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,9 @@ from jupyter_client.manager import KernelManager
 REPO = Path(__file__).resolve().parents[2]
 ENVS = REPO / ".venv-kernels"
 START_TIMEOUT = 60.0
+
+CONTROL = "jupyter.widget.control"
+"""ipywidgets' comm through which a (re)loaded page asks for every widget's state."""
 
 Responder = Callable[[dict[str, Any]], "dict[str, Any] | None"]
 
@@ -68,6 +72,10 @@ class Frontend:
         self.kc.start_channels()
         self.kc.wait_for_ready(timeout=START_TIMEOUT)
         self.iopub: list[dict[str, Any]] = []
+        self._idle: set[str] = set()
+        self._busy: set[str] = set()
+        self._stdout: dict[str, list[str]] = {}
+        self._comm_sent: dict[tuple[str | None, str], list[dict[str, Any]]] = {}
         self.replies: dict[str, dict[str, Any]] = {}
         self.widgets: dict[str, Widget] = {}
         self.answered: dict[str, float] = {}
@@ -104,9 +112,22 @@ class Frontend:
         """Send a widget ``custom`` message, over the subshell when there is one."""
         self.send_comm(comm_id, {"method": "custom", "content": content})
 
-    def send_comm(self, comm_id: str, data: dict[str, Any]) -> None:
-        """Send a ``comm_msg``, over the subshell when there is one."""
-        msg = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
+    def send_comm(
+        self,
+        comm_id: str,
+        data: dict[str, Any],
+        msg_type: str = "comm_msg",
+        *,
+        escaped: bool = False,
+    ) -> None:
+        """Send a ``comm_msg`` (or ``msg_type``), over the subshell when there is one.
+
+        ``escaped``: the content as a browser's ``JSON.stringify`` writes it, every
+        character outside ASCII (a lone surrogate too) as a ``\\u`` escape.
+        """
+        msg = self.kc.session.msg(msg_type, {"comm_id": comm_id, "data": data})
+        if escaped:
+            msg["content"] = json.dumps(msg["content"]).encode("ascii")
         if self.subshell_id is not None:
             msg["header"]["subshell_id"] = self.subshell_id
         self.kc.shell_channel.send(msg)
@@ -127,20 +148,28 @@ class Frontend:
 
     def comm_data(self, comm_id: str, method: str) -> dict[str, Any] | None:
         """The data of the last ``comm_msg`` the kernel sent on ``comm_id`` with ``method``."""
-        for m in reversed(self.iopub):
-            content = m["content"]
-            data = content.get("data") or {}
-            if (
-                m["msg_type"] == "comm_msg"
-                and content.get("comm_id") == comm_id
-                and data.get("method") == method
-            ):
-                return dict(data)
-        return None
+        sent = self.comm_sent(comm_id, method)
+        return sent[-1] if sent else None
+
+    def comm_sent(self, comm_id: str | None, method: str) -> list[dict[str, Any]]:
+        """The data of every ``comm_msg`` with ``method`` the kernel sent on ``comm_id``
+        (``None``: on any comm)."""
+        return list(self._comm_sent.get((comm_id, method), ()))
+
+    def open_control(self) -> str:
+        """Open ipywidgets' control comm, as a (re)loading page does first; return its id."""
+        control = uuid.uuid4().hex
+        opening = {"comm_id": control, "target_name": CONTROL, "data": {}}
+        self.send_main("comm_open", opening, metadata={"version": "1.0.0"})
+        return control
+
+    def request_states(self, control: str) -> None:
+        """Ask for every widget's state on the control comm (``update_states`` answers)."""
+        self.send_main("comm_msg", {"comm_id": control, "data": {"method": "request_states"}})
 
     def answer(self, comm_id: str, content: dict[str, Any]) -> None:
         """Answer a question now (and note when, for latency)."""
-        self.answered[str(content.get("question_id"))] = time.monotonic()
+        self.answered[f"{comm_id}/{content.get('question_id')}"] = time.monotonic()
         self.send_custom(comm_id, content)
 
     # -- reading ---------------------------------------------------------------------
@@ -165,12 +194,11 @@ class Frontend:
 
     def idle(self, msg_id: str) -> bool:
         """Whether the kernel said it is done with ``msg_id`` (status ``idle``)."""
-        return any(
-            m["msg_type"] == "status"
-            and m["content"].get("execution_state") == "idle"
-            and m["parent_header"].get("msg_id") == msg_id
-            for m in self.iopub
-        )
+        return msg_id in self._idle
+
+    def busy(self, msg_id: str) -> bool:
+        """Whether the kernel said it started on ``msg_id`` (status ``busy``)."""
+        return msg_id in self._busy
 
     def run(self, code: str, timeout: float = 60.0) -> tuple[dict[str, Any], str]:
         """Run a cell to its end; return its reply content and its stdout."""
@@ -179,13 +207,7 @@ class Frontend:
         return reply["content"], self.stdout(msg_id)
 
     def stdout(self, msg_id: str) -> str:
-        return "".join(
-            m["content"]["text"]
-            for m in self.iopub
-            if m["msg_type"] == "stream"
-            and m["parent_header"].get("msg_id") == msg_id
-            and m["content"].get("name") == "stdout"
-        )
+        return "".join(self._stdout.get(msg_id, ()))
 
     def streams_by_parent(self) -> dict[str, str]:
         out: dict[str, str] = {}
@@ -203,6 +225,7 @@ class Frontend:
         else:
             msg["_received"] = time.monotonic()
             self.iopub.append(msg)
+            self._index(msg)
             self._react(msg)
         while True:
             try:
@@ -210,6 +233,21 @@ class Frontend:
             except queue.Empty:
                 break
             self.replies[reply["parent_header"].get("msg_id", "")] = reply
+
+    def _index(self, msg: dict[str, Any]) -> None:
+        kind, content = msg["msg_type"], msg["content"]
+        parent = msg["parent_header"].get("msg_id", "")
+        if kind == "status" and content.get("execution_state") == "idle":
+            self._idle.add(parent)
+        elif kind == "status" and content.get("execution_state") == "busy":
+            self._busy.add(parent)
+        elif kind == "stream" and content.get("name") == "stdout":
+            self._stdout.setdefault(parent, []).append(content["text"])
+        elif kind == "comm_msg":
+            data = content.get("data") or {}
+            method = str(data.get("method"))
+            for comm_id in (content.get("comm_id"), None):
+                self._comm_sent.setdefault((comm_id, method), []).append(dict(data))
 
     def _react(self, msg: dict[str, Any]) -> None:
         kind = msg["msg_type"]
@@ -247,7 +285,7 @@ class Frontend:
             self.responder is not None
             and question
             and question.get("answer") is None
-            and question["id"] not in self.answered
+            and f"{found.comm_id}/{question['id']}" not in self.answered
         ):
             reply = self.responder(card)
             if reply is not None:

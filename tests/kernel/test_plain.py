@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mead_notebook import _waiting
+from mead_notebook.notebook import waiting
 
 
 class Probe:
@@ -24,29 +24,29 @@ class Probe:
 
 
 def test_plain_python_uses_event_wait() -> None:
-    assert _waiting.mechanism() == "plain"
+    assert waiting.mechanism() == "plain"
     event = threading.Event()
     started = time.monotonic()
-    assert _waiting.wait_for(Probe(), event, 0.05) is False
+    assert waiting.wait_for(Probe(), event, 0.05) is False
     assert time.monotonic() - started >= 0.05
     threading.Timer(0.02, event.set).start()
-    assert _waiting.wait_for(Probe(), event, 5.0) is True
+    assert waiting.wait_for(Probe(), event, 5.0) is True
 
 
 def test_poll_and_serve_while_do_nothing_outside_a_kernel() -> None:
     probe = Probe()
-    _waiting.poll(probe)
-    _waiting.watch(probe)
+    waiting.poll(probe)
+    waiting.watch(probe)
     flag = threading.Event()
     threading.Timer(0.05, flag.set).start()
-    asyncio.run(asyncio.wait_for(_waiting.serve_while(flag.is_set, probe), 5.0))
+    asyncio.run(asyncio.wait_for(waiting.serve_while(flag.is_set, probe), 5.0))
     assert flag.is_set()
     assert probe.delivered == []
 
 
 def pump_work(steps: list[str], *, in_handler: bool) -> None:
     """What the pump does when SIGINT arrives: in its own steps, or in a comm handler."""
-    with _waiting._interrupts_held() as interrupts:
+    with waiting.interrupts_held() as interrupts:
         if in_handler:
             interrupts.handler_starts()
         try:

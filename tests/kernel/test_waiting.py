@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from .cells import ALLOW, DENY, asking, interrupt, next_cell_runs, open_questions, result_of
 from .frontend import Frontend
 
 pytestmark = pytest.mark.kernel
@@ -20,30 +21,11 @@ pytestmark = pytest.mark.kernel
 MECHANISMS = {
     "6.29.5": ("main-pump", "main-loop"),
     "6.31.0": ("main-pump", "main-loop"),
-    "7.0.1": ("shell-stream-tap", "shell-stream-tap"),
-    "7.3.0": ("shell-stream-tap", "shell-stream-tap"),
-    "7.4.0": ("comm-route-hook", "comm-route-hook"),
+    "7.0.1": ("shell-tap+main-pump", "shell-tap"),
+    "7.3.0": ("shell-tap+main-pump", "shell-tap"),
+    "7.4.0": ("shell-tap+main-pump", "shell-tap"),
 }
 """Per version: the mechanism on the main thread, and on another thread."""
-
-CONTROL = "jupyter.widget.control"
-"""ipywidgets' comm through which a (re)loaded page asks for every widget's state."""
-
-ALLOW = {"decision": "allow"}
-DENY = {"decision": "deny", "note": "not now"}
-
-
-def result_of(out: str) -> dict[str, Any]:
-    lines = [line for line in out.splitlines() if line.startswith("RESULT ")]
-    assert len(lines) == 1, out
-    parsed: dict[str, Any] = json.loads(lines[0][len("RESULT ") :])
-    return parsed
-
-
-def open_questions(state: dict[str, Any]) -> int:
-    """How many cards in a widget's synced state wait for an answer."""
-    questions = [card.get("question") for card in state["calls"].values()]
-    return sum(1 for q in questions if q and q.get("answer") is None)
 
 
 def answered_by_person(fe: Frontend) -> list[str]:
@@ -70,37 +52,13 @@ def note_latency(fe: Frontend, label: str) -> None:
             )
 
 
-def asking(fe: Frontend, cell: str) -> tuple[str, dict[str, Any]]:
-    """Run ``cell`` until it asks; return its ``msg_id`` and the card with the question."""
-    msg_id = fe.execute(cell)
-    fe.drive(lambda: fe.open_question() is not None, 30, "the open question")
-    card = fe.open_question()
-    assert card is not None
-    return msg_id, card
-
-
-def interrupt(fe: Frontend, msg_id: str, card: dict[str, Any], ename: str, timeout: float) -> None:
-    """Interrupt the kernel; the cell ends with ``ename`` and the question as interrupted."""
-    fe.km.interrupt_kernel()
-    reply = fe.wait_reply(msg_id, timeout)["content"]
-    assert (reply["status"], reply.get("ename")) == ("error", ename), reply
-    closed = next(iter(fe.widgets.values())).cards[card["tool_call_id"]]
-    assert closed["question"]["answer"]["decision"] == "interrupted"
-
-
-def next_cell_runs(fe: Frontend) -> None:
-    reply, out = fe.run("print('NEXT', 6 * 7)", timeout=30)
-    assert reply["status"] == "ok", reply
-    assert out == "NEXT 42\n"
-
-
 def test_mechanism_is_pinned_per_version(fe: Frontend) -> None:
     main, other = MECHANISMS[fe.version]
     reply, out = fe.run(
         "box = []\n"
-        "t = threading.Thread(target=lambda: box.append(_waiting.mechanism()))\n"
+        "t = threading.Thread(target=lambda: box.append(waiting.mechanism()))\n"
         "t.start(); t.join(5)\n"
-        "print('MECH', _waiting.mechanism(), box[0])\n"
+        "print('MECH', waiting.mechanism(), box[0])\n"
     )
     assert reply["status"] == "ok", reply
     assert out.split() == ["MECH", main, other]
@@ -134,10 +92,8 @@ def test_a_frontend_connecting_while_a_sync_cell_waits_can_answer(fe: Frontend) 
     # every widget's state through ipywidgets' control comm...
     info = fe.request("kernel_info_request", {}, timeout=10)
     assert info["content"]["status"] == "ok", info
-    control = uuid.uuid4().hex
-    opening = {"comm_id": control, "target_name": CONTROL, "data": {}}
-    fe.send_main("comm_open", opening, metadata={"version": "1.0.0"})
-    fe.send_main("comm_msg", {"comm_id": control, "data": {"method": "request_states"}})
+    control = fe.open_control()
+    fe.request_states(control)
     fe.drive(lambda: fe.comm_data(control, "update_states") is not None, 10, "every state")
     states = (fe.comm_data(control, "update_states") or {})["states"]
     fe.send_main("comm_close", {"comm_id": control, "data": {}})
@@ -257,20 +213,10 @@ def test_interrupting_while_another_comm_handler_runs_ends_the_turn(fe: Frontend
     slow = uuid.uuid4().hex
     fe.send_main("comm_open", {"comm_id": slow, "target_name": "mead-test-slow", "data": {}})
     fe.send_main("comm_msg", {"comm_id": slow, "data": {}})
-    pumped = MECHANISMS[fe.version][0] == "main-pump"
-    if pumped:
-        # The waiting main thread runs the handler; the interrupt lands inside it.
-        fe.drive(lambda: fe.comm_data(slow, "handling") is not None, 10, "the slow handler")
-    else:
-        # 7.x leaves other comms' messages queued behind the cell.
-        later = time.monotonic() + 0.5
-        fe.drive(lambda: time.monotonic() > later, 5, "half a second")
-        assert fe.comm_data(slow, "handling") is None
+    # The waiting main thread runs the handler; the interrupt lands inside it.
+    fe.drive(lambda: fe.comm_data(slow, "handling") is not None, 10, "the slow handler")
     interrupt(fe, msg_id, card, "KeyboardInterrupt", timeout=10)
-    if pumped:
-        assert fe.comm_data(slow, "handled") is None, "the interrupt should stop the handler"
-    else:
-        fe.drive(lambda: fe.comm_data(slow, "handled") is not None, 10, "the handler, after")
+    assert fe.comm_data(slow, "handled") is None, "the interrupt should stop the handler"
     next_cell_runs(fe)
 
 
@@ -311,3 +257,52 @@ def test_choice_answered_by_option_id(fe: Frontend) -> None:
     assert json.loads(result["calls"][0]["result"]) == {"option_id": "b", "label": "Banana"}
     assert answered_by_person(fe) == ["picked"]
     note_latency(fe, "choice")
+
+
+def test_a_kernel_missing_a_piece_refuses_the_turn_up_front(fe: Frontend) -> None:
+    # The main thread's waiting dispatches through the kernel's own dispatch_shell.
+    cell = (
+        "kernel = get_ipython().kernel\n"
+        "kernel.dispatch_shell = None\n"
+        "try:\n"
+        "    permission_router().run('go', interaction=widget())\n"
+        "finally:\n"
+        "    del kernel.dispatch_shell\n"
+    )
+    msg_id = fe.execute(cell)
+    reply = fe.wait_reply(msg_id, 30)["content"]
+    assert (reply["status"], reply.get("ename")) == ("error", "UnsupportedKernelError"), reply
+    assert "router.arun" in reply["evalue"], reply
+    assert "router.start" in reply["evalue"], reply
+    shown = [
+        m
+        for m in fe.iopub
+        if m["msg_type"] == "display_data" and m["parent_header"].get("msg_id") == msg_id
+    ]
+    assert shown == [], "the turn should stop before showing anything"
+    assert [w.state["status"] for w in fe.widgets.values()] == ["idle"]
+    next_cell_runs(fe)
+
+
+def test_nothing_stays_watched_after_the_turns(fe: Frontend) -> None:
+    fe.responder = lambda card: ALLOW
+    cells = [
+        "report(permission_router().run('go', interaction=widget()))",
+        "report(await permission_router().arun('go', interaction=widget()))",
+        "report(permission_router().start('go', interaction=widget()).result(timeout=30))",
+    ]
+    for cell in cells * 2:
+        reply, out = fe.run(cell)
+        assert reply["status"] == "ok", reply
+        assert result_of(out)["calls"][0]["status"] == "completed"
+    reply, out = fe.run(
+        "from mead_notebook.notebook.waiting import common, shell_tap\n"
+        "kernel = get_ipython().kernel\n"
+        "tap = shell_tap.ShellTap._taps.get(kernel)\n"
+        "stream = kernel.shell_stream\n"
+        "own = getattr(kernel, 'shell_channel_thread_main', None)\n"
+        "print('WATCHED', len(common.WATCHED), 'TAPPED', tap is not None and tap.installed,\n"
+        "      'KERNEL', own is None or stream._recv_callback == own)\n"
+    )
+    assert reply["status"] == "ok", reply
+    assert out.split() == ["WATCHED", "0", "TAPPED", "False", "KERNEL", "True"]

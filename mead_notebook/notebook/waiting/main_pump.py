@@ -1,0 +1,272 @@
+"""The main thread reads its own shell messages while a cell holds it.
+
+ipykernel 6.29 - 6.x reads shell messages on the main thread only
+(``kernel.shell_stream``); ipykernel 7.0 - 7.4 forwards the main shell's messages
+from its shell channel thread over an inproc socket that the main thread reads
+(the main subshell pair's ``to_stream``). Either way, while a sync cell blocks,
+nothing reads them; the waiting main thread does, and handles some at once:
+
+- while a question waits (in any thread): ``comm_*`` messages of comms already
+  open (and any ``comm_open``) and a connecting frontend's info requests, so a
+  reloaded page is served in the order it asked, on the thread the kernel would
+  have used, while no tool of the waiting turn runs;
+- otherwise, on 6.x only (7.x has the shell tap): the watched widgets' ``comm_msg``.
+
+Every other message goes back to the kernel in arrival order, behind the cell.
+A ``comm_msg`` whose ``comm_open`` is still queued behind the cell goes back too.
+
+An interrupt meanwhile is held while the shell stream is mid-way (it would be left
+unable to send the cell's reply), stops a comm handler that is running, and always
+reaches the waiting cell afterwards (see :mod:`.interrupts`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import contextvars
+import inspect
+import threading
+import weakref
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar, Final
+
+from ...errors import UnsupportedKernelError
+from . import interrupts as _interrupts
+from .common import WATCHED, waker
+from .diversion import Diversion
+from .kernel import AT_ONCE, COMM_TYPES, INFO_TYPES, INSTEAD, features, require, version
+
+IDLE_SLICE: Final = 0.5
+"""Longest block while waiting (seconds): bounds noticing an answer set by another thread
+without waking this one (the shell tap and the shell socket wake it at once)."""
+
+_handed_back: set[asyncio.Future[Any]] = set()
+"""The kernel's handlers of messages handed back, until they finish (ipykernel 7)."""
+
+
+class MainPump:
+    """Reads and sorts the main shell's messages on the main thread."""
+
+    _pumps: ClassVar[weakref.WeakKeyDictionary[Any, MainPump]] = weakref.WeakKeyDictionary()
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        self.session = require(kernel, "session", "session")
+        self.stream = _main_stream(kernel)
+        self.dispatch = require(kernel, "dispatch_shell", "dispatch_shell")
+        self.comms = require(require(kernel, "comm_manager", "comm manager"), "comms", "comms")
+        for name, what in (
+            ("set_parent", "set_parent"),
+            ("get_parent", "get_parent"),
+            ("_parent_ident", "parent identity"),
+        ):
+            require(kernel, name, what)
+        require(self.stream, "flush", "shell stream flush")
+        require(self.stream, "socket", "shell socket")
+        if not hasattr(self.stream, "_recv_callback"):
+            raise UnsupportedKernelError("the shell stream has no receive callback: " + INSTEAD)
+        self.native_comms = "concurrent" in inspect.signature(self.dispatch).parameters
+        """ipykernel 7.4+ dispatches comm messages itself while a cell holds the main shell."""
+        self.busy = False
+        self.interrupts: _interrupts.Interrupts | None = None
+
+    @classmethod
+    def check(cls, kernel: Any) -> None:
+        """Raise :class:`UnsupportedKernelError` if the kernel lacks a piece of the pump."""
+        cls(kernel)
+
+    @classmethod
+    def of(cls, kernel: Any) -> MainPump:
+        with cls._lock:
+            pump = cls._pumps.get(kernel)
+            if pump is None:
+                pump = cls._pumps[kernel] = cls(kernel)
+            return pump
+
+    # -- entry points ---------------------------------------------------------------
+
+    def wait(self, event: threading.Event, timeout: float | None) -> bool:
+        """Serve the main shell until ``event`` is set or ``timeout`` passes (main thread).
+
+        Blocks on the shell socket and the waker, so it wakes for a message or an answer.
+        """
+        import time
+
+        import zmq
+
+        deadline = None if timeout is None else time.monotonic() + max(0.0, timeout)
+        wake = waker()
+        poller = zmq.Poller()
+        poller.register(self.stream.socket, zmq.POLLIN)
+        poller.register(wake.fileno(), zmq.POLLIN)
+        while True:
+            wake.clear()
+            self.pump(serve=True)
+            if event.is_set():
+                return True
+            step = IDLE_SLICE if deadline is None else min(IDLE_SLICE, deadline - time.monotonic())
+            if step <= 0:
+                return event.is_set()
+            poller.poll(max(1, round(step * 1000)))
+
+    def pump(self, *, serve: bool) -> None:
+        """Handle what waits for the main shell now; ``serve``: a question waits."""
+        if self.busy or (not serve and features(self.kernel).shell_thread):
+            return
+        self.busy = True
+        try:
+            with self.interrupts_held():
+                self.drain_queue(serve=serve)
+                original = self.stream._recv_callback
+                if original is None or getattr(original, "_mead_diverted", False):
+                    return
+                held: list[list[Any]] = []
+                self.stream._recv_callback = held.append
+                try:
+                    self.stream.flush(_pollin())
+                finally:
+                    self.stream._recv_callback = original
+                self._sort(collections.deque(held), original, serve=serve)
+        finally:
+            self.busy = False
+
+    def diverted(self) -> Diversion:
+        """While in effect, the kernel's loop hands each main shell message to this pump."""
+        return Diversion(self)
+
+    # -- sorting ----------------------------------------------------------------------
+
+    def now(self, frames: list[Any], *, serve: bool) -> bool:
+        """Whether to handle this message at once (before the cells queued behind this one)."""
+        msg_type, comm_id = self.classify(frames)
+        if not serve:
+            return msg_type == "comm_msg" and comm_id in WATCHED
+        if msg_type in INFO_TYPES or msg_type == "comm_open":
+            return True
+        # A comm not open yet has its comm_open queued behind the cell: keep the order.
+        return msg_type in COMM_TYPES and comm_id in self.comms
+
+    def classify(self, frames: list[Any]) -> tuple[str | None, object]:
+        """A message's type and, for ``comm_msg`` and ``comm_close``, its comm id."""
+        try:
+            _, rest = self.session.feed_identities(frames, copy=False)
+            header = self.session.unpack(_bytes(rest[1]))
+            msg_type = header.get("msg_type") if isinstance(header, dict) else None
+            if msg_type not in ("comm_msg", "comm_close"):
+                return (msg_type if msg_type in AT_ONCE else None), None
+            content = self.session.unpack(_bytes(rest[4]))
+        except Exception:
+            return None, None
+        return msg_type, content.get("comm_id") if isinstance(content, dict) else None
+
+    def hand_back(self, original: Callable[..., Any], frames: list[Any]) -> None:
+        """Give a message to the kernel's own receive callback, as its stream would."""
+        result = original(frames)
+        if inspect.isawaitable(result):  # ipykernel 7: a coroutine for the main loop
+            task = asyncio.ensure_future(result)
+            _handed_back.add(task)
+            task.add_done_callback(_handed_back.discard)
+
+    def _sort(
+        self, held: collections.deque[list[Any]], original: Callable[..., Any], *, serve: bool
+    ) -> None:
+        """Handle what is due now, hand the rest back in order (even when interrupted)."""
+        try:
+            while held:
+                frames = held.popleft()
+                if self.now(frames, serve=serve):
+                    self.dispatch_now(frames)
+                else:
+                    self.hand_back(original, frames)
+        finally:
+            for frames in held:
+                self.hand_back(original, frames)
+
+    def drain_queue(self, *, serve: bool) -> None:
+        """Take what is due now from the messages ipykernel 6 queued behind the cell."""
+        queue = getattr(getattr(self.kernel, "msg_queue", None), "_queue", None)
+        if not isinstance(queue, collections.deque):
+            return
+        while queue:
+            item = next((i for i in list(queue) if self._queued_now(i, serve)), None)
+            if item is None:
+                return
+            queue.remove(item)
+            self.dispatch_now(item[2][0])
+
+    def _queued_now(self, item: object, serve: bool) -> bool:
+        return (
+            isinstance(item, tuple)
+            and len(item) == 3
+            and item[1] == self.dispatch
+            and len(item[2]) == 1
+            and self.now(item[2][0], serve=serve)
+        )
+
+    # -- dispatching ------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def interrupts_held(self) -> Iterator[_interrupts.Interrupts]:
+        """Hold SIGINT while the pump touches the kernel (nested holds share one)."""
+        if self.interrupts is not None:
+            yield self.interrupts
+            return
+        with _interrupts.held() as interrupts:
+            self.interrupts = interrupts
+            try:
+                yield interrupts
+            finally:
+                self.interrupts = None
+
+    def dispatch_now(self, frames: list[Any]) -> None:
+        """Run the kernel's own dispatch; comm handlers finish without suspending."""
+        kernel = self.kernel
+        parent = kernel.get_parent("shell")
+        ident = kernel._parent_ident["shell"]
+        with self.interrupts_held() as interrupts:
+            # The kernel's own hooks would put its SIGINT handler back around the handler.
+            hooks = {
+                "pre_handler_hook": interrupts.handler_starts,
+                "post_handler_hook": interrupts.handler_ends,
+            }
+            vars(kernel).update(hooks)
+            try:
+                coro = self.dispatch(frames)
+                try:
+                    contextvars.copy_context().run(coro.send, None)
+                except StopIteration:
+                    pass
+                else:
+                    coro.close()
+                    raise UnsupportedKernelError(
+                        f"ipykernel {version()} suspends while dispatching a comm message: "
+                        + INSTEAD
+                    )
+            finally:
+                for name in hooks:
+                    vars(kernel).pop(name, None)
+                interrupts.raising = False
+                kernel.set_parent(ident, parent, channel="shell")
+
+
+def _main_stream(kernel: Any) -> Any:
+    """The stream the main thread reads its shell messages from."""
+    if not features(kernel).shell_thread:
+        return require(kernel, "shell_stream", "main shell stream")
+    thread = require(kernel, "shell_channel_thread", "shell channel thread")
+    manager = require(thread, "manager", "subshell manager")
+    pair = require(manager, "get_shell_channel_to_subshell_pair", "main shell pair")(None)
+    return require(pair, "to_stream", "main shell stream")
+
+
+def _pollin() -> int:
+    import zmq
+
+    return int(zmq.POLLIN)
+
+
+def _bytes(frame: Any) -> bytes:
+    return bytes(frame.bytes) if hasattr(frame, "bytes") else bytes(frame)

@@ -1,0 +1,171 @@
+"""ipykernel 7.0 - 7.4: a tap on the shell channel thread forwards a watched widget's answers.
+
+ipykernel 7 receives every shell message on its shell channel thread and forwards
+it to the main thread or to a subshell, where a blocked cell or a busy loop can
+hold it until the cell ends. The tap wraps that thread's receive callback: for
+each ``comm_msg`` on a watched widget's comm (never a ``comm_close``: closing a
+comm answers nothing) it hands the ``custom`` data to the widget and wakes the
+main thread's wait, then passes the message on unchanged. It serves nothing
+itself: whatever else a frontend asks is handled on the thread the kernel chose
+(the main thread's pump serves a connecting page while a question waits there).
+
+The tap verifies each message's signature without recording it: the kernel's
+``Session.deserialize(..., content=True)`` would record the signature, and the
+kernel would then reject the real message as a duplicate.
+
+It is in place while some widget is watched (a turn's start to its end) and
+removed afterwards. On 7.0 - 7.3, whose replies bypass the shell stream, it also
+re-checks the shell socket for a message that arrived unnoticed meanwhile.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import weakref
+from collections.abc import Callable
+from typing import Any, ClassVar, Final
+
+from ...errors import UnsupportedKernelError
+from .common import WATCHED, waker
+from .kernel import INSTEAD, features, require
+
+log = logging.getLogger(__name__)
+log.addHandler(logging.NullHandler())
+
+INSTALL_TIMEOUT: Final = 5.0
+"""Bound on installing the tap from the shell channel thread (seconds)."""
+KICK_INTERVAL_MS: Final = 100
+"""How often the shell channel thread re-checks its socket for unread messages (7.0 - 7.3)."""
+
+
+class ShellTap:
+    """The wrapper around one kernel's shell channel receive callback."""
+
+    _taps: ClassVar[weakref.WeakKeyDictionary[Any, ShellTap]] = weakref.WeakKeyDictionary()
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        self.session = require(kernel, "session", "session")
+        self.stream = require(kernel, "shell_stream", "shell stream")
+        self.thread = require(kernel, "shell_channel_thread", "shell channel thread")
+        self.io_loop = require(self.thread, "io_loop", "shell channel loop")
+        if not callable(getattr(self.stream, "on_recv", None)) or not callable(
+            getattr(self.stream, "_recv_callback", None)
+        ):
+            raise UnsupportedKernelError(
+                "the shell stream has no receive callback to wrap: " + INSTEAD
+            )
+        self.original: Callable[[list[Any]], Any] | None = None
+        self.kick: Any = None
+
+    @classmethod
+    def check(cls, kernel: Any) -> None:
+        """Raise :class:`UnsupportedKernelError` if the kernel lacks a piece of the tap."""
+        cls(kernel)
+
+    @classmethod
+    def of(cls, kernel: Any) -> ShellTap:
+        with cls._lock:
+            tap = cls._taps.get(kernel)
+            if tap is None:
+                tap = cls._taps[kernel] = cls(kernel)
+                WATCHED.subscribe(lambda: tap.sync(wait=False))
+            return tap
+
+    @property
+    def installed(self) -> bool:
+        return self.original is not None
+
+    def sync(self, *, wait: bool) -> None:
+        """Install the tap while a widget is watched, remove it when none is.
+
+        The change is made on the shell channel thread; ``wait`` waits for it (bounded).
+        """
+        if wait and self.installed and len(WATCHED):
+            return
+        done = threading.Event()
+        failure: list[BaseException] = []
+
+        def apply() -> None:
+            try:
+                self._apply()
+            except BaseException as exc:
+                failure.append(exc)
+            finally:
+                done.set()
+
+        if wait and threading.current_thread() is self.thread:
+            apply()
+        else:
+            self.io_loop.add_callback(apply)
+        if not wait:
+            return
+        if not done.wait(INSTALL_TIMEOUT):
+            raise UnsupportedKernelError(
+                f"the shell channel thread did not install the tap within {INSTALL_TIMEOUT:g} s"
+            )
+        if failure:
+            raise failure[0]
+
+    def _apply(self) -> None:
+        """Install or remove the tap, on the shell channel thread."""
+        if len(WATCHED) and self.original is None:
+            original = self.stream._recv_callback
+            if not callable(original):
+                raise UnsupportedKernelError("the shell stream has no receive callback: " + INSTEAD)
+            self.original = original
+            self.stream.on_recv(self._receive, copy=False)
+            if features(self.kernel).unread_after_reply:
+                self._start_kick()
+        elif not len(WATCHED) and self.original is not None:
+            if self.stream._recv_callback != self._receive:
+                return  # wrapped again since: leave ours in place, it forwards nothing now
+            self.stream.on_recv(self.original, copy=False)
+            self.original = None
+            if self.kick is not None:
+                self.kick.stop()
+                self.kick = None
+
+    def _start_kick(self) -> None:
+        # ipykernel 7.0 - 7.3 sends replies on the shell socket outside its ZMQStream; the
+        # socket's edge-triggered descriptor can then miss a message that arrived meanwhile,
+        # which waits unread (the next cell never runs). Re-check the socket now and then.
+        from tornado.ioloop import PeriodicCallback
+
+        self.kick = PeriodicCallback(self._kick, KICK_INTERVAL_MS)
+        self.kick.start()
+
+    def _kick(self) -> None:
+        try:
+            import zmq
+
+            socket = self.stream.socket
+            if socket is not None and socket.get(zmq.EVENTS) & zmq.POLLIN:
+                self.stream._handle_events(socket, 0)
+        except Exception:
+            log.debug("could not re-check the shell socket", exc_info=True)
+
+    def _receive(self, frames: list[Any]) -> Any:
+        try:
+            self._peek(frames)
+        except Exception:
+            log.debug("could not peek at a shell message", exc_info=True)
+        original = self.original
+        return None if original is None else original(frames)
+
+    def _peek(self, frames: list[Any]) -> None:
+        """Forward a watched widget's ``comm_msg`` and wake the main thread's wait."""
+        if not len(WATCHED):
+            return
+        _, rest = self.session.feed_identities(frames, copy=False)
+        # content=False verifies the signature without recording it as seen.
+        msg = self.session.deserialize(rest, content=False, copy=False)
+        if msg["header"].get("msg_type") != "comm_msg":
+            return
+        content = self.session.unpack(msg["content"])
+        if not isinstance(content, dict):
+            return
+        if WATCHED.deliver(content.get("comm_id"), content.get("data")):
+            waker().set()
