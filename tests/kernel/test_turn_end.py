@@ -11,13 +11,14 @@ pytestmark = pytest.mark.kernel
 
 SLOW_END = """
 w = widget()
+_stop = w._text.stop
 
 def _slow_stop():
     print('ENDING', flush=True)
     time.sleep(1.5)
-    type(w)._stop_flusher(w)
+    _stop()
 
-w._stop_flusher = _slow_stop
+w._text.stop = _slow_stop
 report(permission_router().run('go', interaction=w))
 """
 """A turn whose ``turn_ended`` takes 1.5 s, so that an interrupt lands inside it."""
