@@ -49,7 +49,10 @@ class Widget:
 class Frontend:
     """One kernel of one ipykernel version, and a scripted frontend for its widgets."""
 
-    def __init__(self, version: str, workdir: Path, *, subshell: bool = False) -> None:
+    def __init__(
+        self, version: str, workdir: Path, *, subshell: bool = False, log: Path | None = None
+    ) -> None:
+        """``log``: a file for the kernel process's own output (default: this process's)."""
         python = kernel_python(version)
         if not python.exists():
             raise FileNotFoundError(
@@ -67,7 +70,9 @@ class Frontend:
         (spec_dir / "kernel.json").write_text(json.dumps(spec))
         specs = KernelSpecManager(kernel_dirs=[str(workdir / "kernels")])
         self.km = KernelManager(kernel_name="mead-matrix", kernel_spec_manager=specs)
-        self.km.start_kernel(cwd=str(workdir))
+        self._log = None if log is None else log.open("ab")
+        output = {} if self._log is None else {"stdout": self._log, "stderr": self._log}
+        self.km.start_kernel(cwd=str(workdir), **output)
         self.kc = self.km.blocking_client()
         self.kc.start_channels()
         self.kc.wait_for_ready(timeout=START_TIMEOUT)
@@ -89,6 +94,13 @@ class Frontend:
             self.kc.stop_channels()
         finally:
             self.km.shutdown_kernel(now=True)
+            if self._log is not None:
+                self._log.close()
+
+    @property
+    def pid(self) -> int:
+        """The kernel process's id."""
+        return int(self.km.provisioner.pid)
 
     # -- protocol --------------------------------------------------------------------
 

@@ -133,11 +133,17 @@ class Watched:
 
 
 class Waits:
-    """The waits in progress (a question waiting for its answer), in any thread."""
+    """The waits in progress (a question waiting for its answer), in any thread.
+
+    The main thread serves a connecting page only inside :meth:`serving`, and a wait
+    ends only outside it: so a turn whose question was answered meanwhile cannot
+    start a tool (which may create widgets) while the page is still being served.
+    """
 
     def __init__(self) -> None:
         self._count = 0
         self._lock = threading.Lock()
+        self._serving = threading.RLock()
         self._listeners: list[Callable[[], None]] = []
 
     @contextlib.contextmanager
@@ -154,11 +160,17 @@ class Waits:
         try:
             yield
         finally:
-            with self._lock:
+            with self._serving, self._lock:
                 self._count -= 1
 
     def any(self) -> bool:
         return self._count > 0
+
+    @contextlib.contextmanager
+    def serving(self) -> Iterator[bool]:
+        """Keep every wait from ending meanwhile; yield whether one is in progress."""
+        with self._serving:
+            yield self._count > 0
 
     def on_start(self, listener: Callable[[], None]) -> Callable[[], None]:
         """Call ``listener()`` whenever a first wait starts; return what unsubscribes it."""

@@ -27,16 +27,22 @@ import collections
 import contextlib
 import contextvars
 import inspect
+import logging
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, Final
 
 from ...errors import UnsupportedKernelError
 from . import interrupts as _interrupts
-from .common import WATCHED, waker
+from .common import WAITS, WATCHED, waker
 from .diversion import Diversion
-from .kernel import AT_ONCE, COMM_TYPES, INFO_TYPES, INSTEAD, features, require, version
+from .kernel import COMM_TYPES, INFO_TYPES, INSTEAD, features, require, version
+from .messages import CONTROL_TARGET, Kind, classify
+
+log = logging.getLogger(__name__)
+log.addHandler(logging.NullHandler())
 
 IDLE_SLICE: Final = 0.5
 """Longest block while waiting (seconds): bounds noticing an answer set by another thread
@@ -66,6 +72,7 @@ class MainPump:
             require(kernel, name, what)
         require(self.stream, "flush", "shell stream flush")
         require(self.stream, "socket", "shell socket")
+        require(self.stream, "io_loop", "shell stream loop")
         if not hasattr(self.stream, "_recv_callback"):
             raise UnsupportedKernelError("the shell stream has no receive callback: " + INSTEAD)
         self.native_comms = "concurrent" in inspect.signature(self.dispatch).parameters
@@ -93,8 +100,6 @@ class MainPump:
 
         Blocks on the shell socket and the waker, so it wakes for a message or an answer.
         """
-        import time
-
         import zmq
 
         deadline = None if timeout is None else time.monotonic() + max(0.0, timeout)
@@ -102,23 +107,43 @@ class MainPump:
         poller = zmq.Poller()
         poller.register(self.stream.socket, zmq.POLLIN)
         poller.register(wake.fileno(), zmq.POLLIN)
-        while True:
-            wake.clear()
-            self.pump(serve=True)
-            if event.is_set():
-                return True
-            step = IDLE_SLICE if deadline is None else min(IDLE_SLICE, deadline - time.monotonic())
-            if step <= 0:
-                return event.is_set()
-            poller.poll(max(1, round(step * 1000)))
+        try:
+            while True:
+                wake.clear()
+                self.pump(serve=True)
+                if event.is_set():
+                    return True
+                left = IDLE_SLICE if deadline is None else deadline - time.monotonic()
+                if left <= 0:
+                    return event.is_set()
+                poller.poll(max(1, round(min(IDLE_SLICE, left) * 1000)))
+        finally:
+            # Polling takes the socket's notice of a message; one still unread (an
+            # interrupt ended the poll) would otherwise never wake the kernel's loop.
+            self.stream.io_loop.add_callback(self._recheck)
+
+    def _recheck(self) -> None:
+        """Let the stream read what waits on its socket (on the kernel's loop)."""
+        import zmq
+
+        try:
+            socket = self.stream.socket
+            if socket is not None and socket.get(zmq.EVENTS) & zmq.POLLIN:
+                self.stream._handle_events(socket, 0)
+        except Exception:
+            log.debug("could not re-check the shell socket", exc_info=True)
 
     def pump(self, *, serve: bool) -> None:
-        """Handle what waits for the main shell now; ``serve``: a question waits."""
-        if self.busy or (not serve and features(self.kernel).shell_thread):
+        """Handle what waits for the main shell now; ``serve``: serve a connecting page if
+        a question waits (see :meth:`Waits.serving`)."""
+        if self.busy:
             return
         self.busy = True
         try:
-            with self.interrupts_held():
+            with WAITS.serving() as waiting, self.interrupts_held():
+                serve = serve and waiting
+                if not serve and features(self.kernel).shell_thread:
+                    return
                 self.drain_queue(serve=serve)
                 original = self.stream._recv_callback
                 if original is None or getattr(original, "_mead_diverted", False):
@@ -139,28 +164,35 @@ class MainPump:
 
     # -- sorting ----------------------------------------------------------------------
 
-    def now(self, frames: list[Any], *, serve: bool) -> bool:
-        """Whether to handle this message at once (before the cells queued behind this one)."""
-        msg_type, comm_id = self.classify(frames)
+    def now(self, kind: Kind, *, serve: bool) -> bool:
+        """Whether to handle a message at once (before the cells queued behind this one)."""
         if not serve:
-            return msg_type == "comm_msg" and comm_id in WATCHED
-        if msg_type in INFO_TYPES or msg_type == "comm_open":
+            return kind.msg_type == "comm_msg" and kind.comm_id in WATCHED
+        if kind.msg_type in INFO_TYPES or kind.msg_type == "comm_open":
             return True
         # A comm not open yet has its comm_open queued behind the cell: keep the order.
-        return msg_type in COMM_TYPES and comm_id in self.comms
+        return kind.msg_type in COMM_TYPES and kind.comm_id in self.comms
 
-    def classify(self, frames: list[Any]) -> tuple[str | None, object]:
-        """A message's type and, for ``comm_msg`` and ``comm_close``, its comm id."""
-        try:
-            _, rest = self.session.feed_identities(frames, copy=False)
-            header = self.session.unpack(_bytes(rest[1]))
-            msg_type = header.get("msg_type") if isinstance(header, dict) else None
-            if msg_type not in ("comm_msg", "comm_close"):
-                return (msg_type if msg_type in AT_ONCE else None), None
-            content = self.session.unpack(_bytes(rest[4]))
-        except Exception:
-            return None, None
-        return msg_type, content.get("comm_id") if isinstance(content, dict) else None
+    def stoppable(self, kind: Kind) -> bool:
+        """Whether an interrupt stops the message's handler (it is raised afterwards anyway).
+
+        Another comm's handler can take long; what a connecting page asks (info, every
+        widget's state) and the watched widgets' own messages finish first.
+        """
+        if kind.msg_type in INFO_TYPES or kind.comm_id in WATCHED or self.on_control(kind):
+            return False
+        return not (kind.msg_type == "comm_msg" and kind.method == "request_state")
+
+    def on_control(self, kind: Kind) -> bool:
+        """Whether a comm message is on ipywidgets' control comm, whose ``request_states``
+        reads every widget (and must not run while another thread creates widgets)."""
+        if kind.msg_type == "comm_open":
+            return kind.target == CONTROL_TARGET
+        comm = self.comms.get(kind.comm_id) if isinstance(kind.comm_id, str) else None
+        return getattr(comm, "target_name", None) == CONTROL_TARGET
+
+    def classify(self, frames: list[Any]) -> Kind:
+        return classify(self.session, frames)
 
     def hand_back(self, original: Callable[..., Any], frames: list[Any]) -> None:
         """Give a message to the kernel's own receive callback, as its stream would."""
@@ -177,8 +209,9 @@ class MainPump:
         try:
             while held:
                 frames = held.popleft()
-                if self.now(frames, serve=serve):
-                    self.dispatch_now(frames)
+                kind = self.classify(frames)
+                if self.now(kind, serve=serve):
+                    self.dispatch_now(frames, kind)
                 else:
                     self.hand_back(original, frames)
         finally:
@@ -203,7 +236,7 @@ class MainPump:
             and len(item) == 3
             and item[1] == self.dispatch
             and len(item[2]) == 1
-            and self.now(item[2][0], serve=serve)
+            and self.now(self.classify(item[2][0]), serve=serve)
         )
 
     # -- dispatching ------------------------------------------------------------------
@@ -221,15 +254,16 @@ class MainPump:
             finally:
                 self.interrupts = None
 
-    def dispatch_now(self, frames: list[Any]) -> None:
+    def dispatch_now(self, frames: list[Any], kind: Kind | None = None) -> None:
         """Run the kernel's own dispatch; comm handlers finish without suspending."""
         kernel = self.kernel
+        stoppable = self.stoppable(kind or self.classify(frames))
         parent = kernel.get_parent("shell")
         ident = kernel._parent_ident["shell"]
         with self.interrupts_held() as interrupts:
             # The kernel's own hooks would put its SIGINT handler back around the handler.
             hooks = {
-                "pre_handler_hook": interrupts.handler_starts,
+                "pre_handler_hook": interrupts.handler_starts if stoppable else _nothing,
                 "post_handler_hook": interrupts.handler_ends,
             }
             vars(kernel).update(hooks)
@@ -252,6 +286,10 @@ class MainPump:
                 kernel.set_parent(ident, parent, channel="shell")
 
 
+def _nothing() -> None:
+    pass
+
+
 def _main_stream(kernel: Any) -> Any:
     """The stream the main thread reads its shell messages from."""
     if not features(kernel).shell_thread:
@@ -266,7 +304,3 @@ def _pollin() -> int:
     import zmq
 
     return int(zmq.POLLIN)
-
-
-def _bytes(frame: Any) -> bytes:
-    return bytes(frame.bytes) if hasattr(frame, "bytes") else bytes(frame)
