@@ -170,9 +170,10 @@ export class CardView {
     setAttr(this.el, "data-kind", choice ? "question" : "call");
     setAttr(this.el, "class", `mead-card mead-state-${cssToken(state)}${choice ? " mead-card-question" : ""}`);
     setText(this.title, title);
-    setText(this.where, server ? `${tool} · ${server}` : tool);
+    // A question names no tool, server or arguments: they are the question itself.
+    setText(this.where, choice ? "" : server ? `${tool} · ${server}` : tool);
     setShown(this.where, !choice);
-    setText(this.badge, toolClass);
+    setText(this.badge, choice ? "" : toolClass);
     setAttr(this.badge, "class", `mead-badge mead-class-${toolClass}`);
     setAttr(this.badge, "title", toolClass === "read" ? "Reads only" : "Can change things");
     setShown(this.badge, !choice);
@@ -205,11 +206,11 @@ export class CardView {
     setShown(this.cancel, card.cancellable === true && inProgress);
     this.cancel.disabled = this.cancelSent;
 
-    setText(this.argsPre, prettyJson(card.arguments ?? {}));
+    setText(this.argsPre, choice ? "" : prettyJson(card.arguments ?? {}));
     setShown(this.details, !choice);
 
     const result = typeof card.result === "string" ? card.result : card.result == null ? "" : prettyJson(card.result);
-    setText(this.result, result ? `Result: ${result}` : "");
+    setText(this.result, result && !choice ? `Result: ${result}` : "");
     setShown(this.result, result !== "" && !choice);
     const error = typeof card.error === "string" ? card.error : card.error == null ? "" : prettyJson(card.error);
     setText(this.error, error ? `Error: ${error}` : "");

@@ -287,10 +287,8 @@ describe("questions from the model", () => {
     expect(c.dataset.kind).toBe("question");
     expect(c.querySelector(".mead-card-title").textContent).toBe("Question");
     expect(c.querySelector(".mead-status").textContent).toBe("Waiting for you");
-    const visible = [...c.querySelectorAll("*")].filter((n) => !n.closest("[hidden]"));
-    const shownText = visible.map((n) => [...n.childNodes].filter((t) => t.nodeType === 3).map((t) => t.textContent).join("")).join(" ");
-    expect(shownText).not.toContain("ask_user");
-    expect(shownText).not.toContain("local");
+    expect(c.textContent).not.toContain("ask_user");
+    expect(c.textContent).not.toContain("local");
     expect(c.querySelector("legend").textContent).toBe("Which colour?");
   });
 
