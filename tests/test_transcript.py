@@ -131,6 +131,12 @@ def test_a_card_without_an_offset_goes_at_the_end() -> None:
     ]
 
 
+def test_cards_missing_from_the_order_come_last_and_unknown_ids_are_skipped() -> None:
+    turn = state("ab", card("x", 1), card("y", 1))
+    items = transcript.layout(turn["text"], turn["calls"], ["ghost", "y", "y"])
+    assert shape(items) == ["a", "y|x", "b"]
+
+
 # -- words -----------------------------------------------------------------------------
 
 

@@ -109,17 +109,20 @@ class Outputs:
         with self._lock:
             self.widget_display_id = display_id
 
-    def turn_ended(self, widget_bundle: Bundle, state: TurnState) -> None:
-        """Publish the final summary and the static transcript; never raises."""
+    def turn_ended(self, widget: Callable[[], Bundle], state: Callable[[], TurnState]) -> None:
+        """Publish the widget's final summary and the static transcript; never raises.
+
+        ``widget`` and ``state`` give the widget output's data and the turn's state;
+        outside a kernel nothing is published and neither is called.
+        """
         try:
-            self._turn_ended(widget_bundle, state)
+            now = self._request()
+            if now is not None:
+                self._publish_end(now, widget(), state())
         except Exception:
             log.exception("the turn's transcript could not be published")
 
-    def _turn_ended(self, widget_bundle: Bundle, state: TurnState) -> None:
-        now = self._request()
-        if now is None:
-            return
+    def _publish_end(self, now: str, widget_bundle: Bundle, state: TurnState) -> None:
         transcript = {"text/html": to_html(state, self.key), "text/plain": to_text(state)}
         with self._lock:
             widget_id, transcript_id, shown_in = (

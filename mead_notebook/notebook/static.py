@@ -100,7 +100,7 @@ def card_html(card: Card) -> str:
     body: list[str] = []
     if question is not None and is_choice(card):
         prompt = question.get("prompt") or "Choose an option"
-        line = f"<strong>Question</strong> <code>{_e(prompt)}</code> <strong>{_e(label)}</strong>"
+        line = f"<strong>Question</strong> {_e(prompt)} <strong>{_e(label)}</strong>"
         picked = set(picked_ids(question))
         items = "".join(
             f"<li>✓ <strong>{_e(o['label'])}</strong> (picked)</li>"

@@ -11,8 +11,11 @@ or ids, so a turn that runs the same way writes the same transcript.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 import re
+from collections.abc import Callable
 from typing import Any, Final, TypedDict
 
 from .protocol import Card, Question
@@ -90,12 +93,15 @@ def layout(text: str, calls: dict[str, Card], order: list[str]) -> list[str | li
     """Text and cards in the order they happened: stretches of text, and lists of cards.
 
     The text is cut at each card's ``text_offset`` (UTF-16 code units, clamped to
-    the text; a card without one goes at the end); cards at one offset keep the
-    order they appeared in.
+    the text; a card without one goes at the end); cards at one offset keep their
+    order in ``order``, and cards missing from ``order`` come after the others.
     """
     length = utf16_len(text)
+    ids = [i for i in dict.fromkeys(order) if isinstance(calls.get(i), dict)]
+    listed = set(ids)
+    ids += [i for i, c in calls.items() if isinstance(c, dict) and i not in listed]
     placed = sorted(
-        ((_place(calls[i], length), n, calls[i]) for n, i in enumerate(order) if i in calls),
+        ((_place(calls[i], length), n, calls[i]) for n, i in enumerate(ids)),
         key=lambda p: (p[0], p[1]),
     )
     index = _indexer(text)
@@ -122,18 +128,12 @@ def _place(card: Card, length: int) -> int:
     return min(offset, length)
 
 
-def _indexer(text: str) -> Any:
+def _indexer(text: str) -> Callable[[int], int]:
     """A function from UTF-16 offsets in ``text`` to string indexes (rounded up to a character)."""
     if utf16_len(text) == len(text):
         return lambda offset: offset
-    ends = [0]
-    for ch in text:
-        ends.append(ends[-1] + (2 if ord(ch) > 0xFFFF else 1))
-
-    def index(offset: int) -> int:
-        return next(i for i, units in enumerate(ends) if units >= offset)
-
-    return index
+    ends = list(itertools.accumulate((2 if ord(ch) > 0xFFFF else 1 for ch in text), initial=0))
+    return lambda offset: bisect.bisect_left(ends, offset)
 
 
 # -- words -----------------------------------------------------------------------------

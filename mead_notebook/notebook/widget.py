@@ -241,7 +241,7 @@ class NotebookInteraction(LoadsFrontend):
                 self.error = "" if error is None else _error_text(error)
             self._handles.clear()
             self.send_state(["status", "stop_reason", "error", "text", "calls", "order"])
-        self._outputs.turn_ended(self._widget_data(), self._turn_state())
+        self._outputs.turn_ended(self._widget_data, self._turn_state)
 
     def interrupt(self, context: Any) -> None:
         """Close every open question as interrupted, from any thread."""
