@@ -586,3 +586,40 @@ def test_a_turn_that_outlives_its_cell_never_writes_into_another_cell(kernel: An
     else:
         # ipykernel 6 sends it with the running cell's parent: it rides on the widget output.
         assert kinds == [("update_display_data", False, True)]
+
+
+@pytest.mark.kernel
+def test_a_headless_run_saves_the_final_transcript(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import nbformat
+    from nbclient import NotebookClient
+
+    cell = """
+from mead_notebook import NotebookInteraction, Router, ScriptedModel, ToolCall, tool
+
+@tool
+def write_note(text: str) -> str:
+    \"\"\"Write a note.\"\"\"
+    return text
+
+model = ScriptedModel([["Let me **write**.", ToolCall("write_note", {"text": "hi"})], ["Done."]])
+Router(model, tools=[write_note]).run("note", interaction=NotebookInteraction(grace=0.2))
+None
+"""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell)])
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parents[1]))
+    NotebookClient(nb, timeout=120, kernel_name="python3").execute(cwd=str(tmp_path))
+    path = tmp_path / "headless.ipynb"
+    nbformat.write(nb, path)
+    outputs = nbformat.read(path, as_version=4).cells[0].outputs
+    assert [sorted(o.data) for o in outputs] == [
+        ["application/vnd.jupyter.widget-view+json", "text/plain"],
+        ["text/html", "text/plain"],
+    ]
+    summary = "NotebookInteraction: done, 1 tool call (1 expired), 22 characters of text"
+    assert outputs[0].data["text/plain"] == summary
+    assert outputs[1].data["text/plain"].startswith(summary + "\n\n> note\n\nLet me **write**.")
+    text = " ".join(" ".join(parse(outputs[1].data["text/html"]).text).split())
+    assert text.index("Let me write") < text.index('write_note {"text":"hi"} Expired')
+    assert text.endswith("Done. Finished")
