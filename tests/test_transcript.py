@@ -163,15 +163,24 @@ def test_cards_missing_from_the_order_come_last_and_unknown_ids_are_skipped() ->
                 "question": question(answer=answer("allow", "rule", rule="tool x")),
             },
             "Completed",
-            "Allowed by your rule",
+            "Allowed by your “Allow always” rule for the tool x",
         ),
         (
             {
                 "status": "completed",
-                "question": question(answer=answer("allow", arguments={"a": 1})),
+                "question": question(answer=answer("allow", rule="server files")),
             },
             "Completed",
-            "Allowed by you with edited arguments",
+            "Allowed by you, and always from now on for every tool on files",
+        ),
+        (
+            {
+                "status": "failed",
+                "outcome": "denied",
+                "question": question(answer=answer("deny", "fallback")),
+            },
+            "Denied",
+            "Denied by the fallback (nobody to answer)",
         ),
         (
             {

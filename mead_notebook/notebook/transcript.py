@@ -45,13 +45,14 @@ class TurnState(TypedDict):
     order: list[str]
 
 
+# The words of js/src/labels.js, so the static transcript says what the live view says.
 OUTCOME_LABEL: Final = {
     "denied": "Denied",
     "cancelled": "Cancelled",
     "expired": "Expired",
     "interrupted": "Interrupted",
     "timeout": "Timed out",
-    "error": "Failed",
+    "error": "Error",
     "unknown": "Unknown tool",
     "invalid_arguments": "Invalid arguments",
     "no_answer": "No answer",
@@ -65,18 +66,21 @@ STATUS_LABEL: Final = {
 BY: Final = {
     "person": "by you",
     "policy": "by policy",
-    "rule": "by your rule",
+    "rule": "by your “Allow always” rule",
     "timeout": "on timeout",
-    "fallback": "by fallback",
+    "fallback": "by the fallback (nobody to answer)",
     "kernel": "by the kernel",
 }
 DECISION: Final = {
     "allow": "Allowed",
     "deny": "Denied",
+    "picked": "Answered",
     "expired": "Expired",
     "interrupted": "Interrupted",
     "no_answer": "No answer",
 }
+UNMADE: Final = frozenset({"expired", "interrupted", "no_answer"})
+"""Decisions that happened to a question rather than being made: no "by" is added."""
 STOP_REASON: Final = {
     "end_turn": "Finished",
     "max_rounds": "Stopped: maximum number of rounds reached",
@@ -164,27 +168,44 @@ def status_label(card: Card) -> str:
 
 
 def decision_text(card: Card) -> str:
-    """How the card's question was settled ("Allowed by you: note"), or "" if it has none."""
+    """How the card's question was settled ("Denied by you: note"), or "" if it has none."""
     question = question_of(card)
     answer = question.get("answer") if question is not None else None
     if question is None or not isinstance(answer, dict):
         return ""
-    by = f" {BY[answer['by']]}" if answer.get("by") in BY else ""
+    decision, by_key = str(answer.get("decision") or ""), str(answer.get("by") or "")
+    by = f" {BY[by_key]}" if by_key in BY else ""
+    rule = answer.get("rule")
+    rule = rule_label(rule) if isinstance(rule, str) and rule else ""
     picked = picked_ids(question)
     labels = {o["id"]: o["label"] for o in question.get("options") or []}
-    if picked:
-        text = "Chose " + ", ".join(f"“{labels.get(p, p)}”" for p in picked) + by
-    elif isinstance(answer.get("text"), str) and answer["text"]:
+    if isinstance(answer.get("text"), str) and answer["text"]:
         text = f"Answered “{answer['text']}”{by}"
-    elif answer.get("decision") in ("allow", "deny"):
-        text = DECISION[answer["decision"]] + by
+    elif picked:
+        text = "Chose " + ", ".join(f"“{labels.get(p, p)}”" for p in picked) + by
+    elif decision == "allow" and by_key == "rule":
+        text = f"Allowed{by} for {rule}" if rule else f"Allowed{by}"
+    elif decision == "allow" and rule:
+        text = f"Allowed{by}, and always from now on for {rule}"
+    elif decision in DECISION:
+        text = DECISION[decision] if decision in UNMADE else DECISION[decision] + by
     else:
-        text = DECISION.get(str(answer.get("decision")), "Settled")
-    if answer.get("decision") == "allow" and isinstance(answer.get("arguments"), dict):
-        text += " with edited arguments"
+        text = "Settled"
     note = answer.get("note")
     note = note.strip() if isinstance(note, str) else ""
     return f"{text}: {note}" if note else text
+
+
+def rule_label(rule: str) -> str:
+    """A rule as the kernel names it ("tool delete_file") in words ("the tool delete_file")."""
+    scope, _, value = rule.partition(" ")
+    if scope == "tool" and value:
+        return f"the tool {value}"
+    if scope == "server" and value:
+        return f"every tool on {value}"
+    if scope == "class" and value:
+        return "every read tool" if value == "read" else f"every {value} tool"
+    return rule
 
 
 def picked_ids(question: Question) -> list[str]:
