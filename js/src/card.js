@@ -168,6 +168,7 @@ export class CardView {
     setAttr(this.el, "data-status", typeof card.status === "string" ? card.status : "unknown");
     setAttr(this.el, "data-outcome", typeof card.outcome === "string" ? card.outcome : null);
     setAttr(this.el, "data-kind", choice ? "question" : "call");
+    setAttr(this.el, "data-tool", tool || null);
     setAttr(this.el, "class", `mead-card mead-state-${cssToken(state)}${choice ? " mead-card-question" : ""}`);
     setText(this.title, title);
     // A question names no tool, server or arguments: they are the question itself.

@@ -285,6 +285,7 @@ describe("questions from the model", () => {
     await nextFrame();
     const c = cardEl(el, "ask");
     expect(c.dataset.kind).toBe("question");
+    expect(c.dataset.tool).toBe("ask_user");
     expect(c.querySelector(".mead-card-title").textContent).toBe("Question");
     expect(c.querySelector(".mead-status").textContent).toBe("Waiting for you");
     expect(c.textContent).not.toContain("ask_user");

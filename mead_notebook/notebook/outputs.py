@@ -72,21 +72,12 @@ def _display(data: Bundle, display_id: str | bool, update: bool = False) -> str 
 
 
 class Outputs:
-    """Where one widget is shown, and what it publishes when a turn ends.
+    """Where one widget is shown, and what it publishes when a turn ends."""
 
-    ``request`` tells the request display messages go to now (:func:`current_request`);
-    ``publish(data, display_id, update)`` displays or updates a raw bundle.
-    """
-
-    def __init__(
-        self,
-        *,
-        request: Callable[[], str | None] = current_request,
-        publish: Callable[[Bundle, str | bool, bool], str | None] = _display,
-    ) -> None:
+    def __init__(self) -> None:
         self.key = next_key()
-        self._request = request
-        self._publish = publish
+        self._request = current_request
+        self._publish = _display
         self._lock = threading.Lock()
         self.widget_display_id: str | None = None
         self.transcript_display_id: str | None = None

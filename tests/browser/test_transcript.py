@@ -164,10 +164,10 @@ def flow(nb: NotebookPage, index: int = 0) -> list[str]:
 def play_steps(nb: NotebookPage) -> None:
     """Answer the turn of STEPS as a person: allow, deny with a reason, pick a drink."""
     turn = nb.turn()
-    allow = turn.get_by_role("button", name="Allow")
+    allow = turn.get_by_role("button", name="Allow", exact=True)
     expect(allow).to_be_visible(timeout=WAIT)
     # The card that waits is open; the read the policy allowed is one line.
-    waiting = turn.locator(".mead-card", has=nb.page.get_by_role("button", name="Allow"))
+    waiting = turn.locator(".mead-card", has=allow)
     expect(waiting).not_to_have_attribute("data-collapsed", "true")
     expect(nb.card("list_notes")).to_have_attribute("data-collapsed", "true")
     nb.shot("waiting")
