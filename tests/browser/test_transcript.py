@@ -167,7 +167,8 @@ def play_steps(nb: NotebookPage) -> None:
     allow = turn.get_by_role("button", name="Allow", exact=True)
     expect(allow).to_be_visible(timeout=WAIT)
     # The card that waits is open; the read the policy allowed is one line.
-    waiting = turn.locator(".mead-card", has=allow)
+    allow_here = nb.page.get_by_role("button", name="Allow", exact=True)
+    waiting = turn.locator(".mead-card", has=allow_here)
     expect(waiting).not_to_have_attribute("data-collapsed", "true")
     expect(nb.card("list_notes")).to_have_attribute("data-collapsed", "true")
     nb.shot("waiting")
