@@ -1,34 +1,25 @@
 // One tool call's card. A card keeps its elements across updates and changes
 // only what differs, so an open <details> or a picked option survives.
+// A finished card collapses to one line (tool, arguments, outcome) and opens on
+// click; a running card, or one waiting for an answer, is always open. A card
+// whose question is a choice (`ask_user`) reads as a question, not as a tool.
 
 import { h, prettyJson, setAttr, setShown, setText } from "./dom.js";
 import { OUTCOME_LABEL, lookup } from "./labels.js";
-import { buildQuestion, cssToken, isOpen, questionKey } from "./question.js";
+import { buildQuestion, cssToken, questionKey, validOptions } from "./question.js";
 import { isObject, stringOr } from "./state.js";
+import { decisionText, isChoice, isFinished, oneLineJson, pickedIds, statusLabel } from "./transcript.js";
 
 /** @typedef {import("./model").Card} Card */
+/** @typedef {import("./model").Question} Question */
 /** @typedef {import("./model").QuestionView} QuestionView */
 /** @typedef {import("./model").ViewContext} ViewContext */
 
-/** @type {Record<string, string>} */
-const STATUS_LABEL = {
-  pending: "Pending",
-  in_progress: "In progress",
-  completed: "Completed",
-  failed: "Failed",
-};
+export { statusLabel };
 
-/**
- * The status shown on a card; a final outcome (denied, cancelled...) wins over "Failed".
- * @param {Card} card
- * @returns {string}
- */
-export function statusLabel(card) {
-  const outcome = lookup(OUTCOME_LABEL, card.outcome);
-  if (outcome) return outcome;
-  if (card.status === "pending" && isOpen(card.question)) return "Waiting for you";
-  return STATUS_LABEL[card.status] ?? "Unknown";
-}
+const STATUSES = new Set(["pending", "in_progress", "completed", "failed"]);
+/** Longest one-line arguments kept in a collapsed card's line, in characters. */
+const ONE_LINE_MAX = 300;
 
 /**
  * The state used for styling: the outcome when there is one, else the status.
@@ -37,7 +28,16 @@ export function statusLabel(card) {
  */
 export function stateToken(card) {
   if (lookup(OUTCOME_LABEL, card.outcome)) return String(card.outcome);
-  return STATUS_LABEL[card.status] ? card.status : "unknown";
+  return STATUSES.has(card.status) ? card.status : "unknown";
+}
+
+/**
+ * A sentence as it reads inside parentheses: "(allowed by you)".
+ * @param {string} text
+ * @returns {string}
+ */
+function aside(text) {
+  return text ? `(${text.charAt(0).toLowerCase()}${text.slice(1)})` : "";
 }
 
 export class CardView {
@@ -56,12 +56,28 @@ export class CardView {
     /** @type {{id: string, question: QuestionView} | null} a question that just opened, to focus */
     this.pendingFocus = null;
     this.cancelSent = false;
+    /** @type {boolean | null} the person's choice to open or close a finished card; null: not made */
+    this.expanded = null;
+    this.collapsible = false;
+    this.optionsKey = "";
 
     const titleId = ctx.uid();
+    const bodyId = ctx.uid();
+    this.toggle = h("button", {
+      type: "button",
+      class: "mead-card-toggle",
+      "aria-controls": bodyId,
+      "aria-expanded": "true",
+    });
     this.title = h("span", { class: "mead-card-title", id: titleId });
     this.where = h("span", { class: "mead-card-where" });
     this.badge = h("span", { class: "mead-badge" });
+    this.oneLine = h("span", { class: "mead-card-oneline" });
     this.status = h("span", { class: "mead-status" });
+    this.decision = h("span", { class: "mead-card-decision" });
+    this.header = h("header", { class: "mead-card-header" }, [
+      this.toggle, this.title, this.where, this.badge, this.oneLine, this.status, this.decision,
+    ]);
     this.step = h("p", { class: "mead-step" });
     this.progress = h("progress", { class: "mead-progress", max: "1" });
     this.percent = h("span", { class: "mead-percent" });
@@ -72,16 +88,21 @@ export class CardView {
     this.result = h("p", { class: "mead-result" });
     this.error = h("p", { class: "mead-error" });
     this.questionSlot = h("div", { class: "mead-question-slot" });
-
-    this.el = h("article", { class: "mead-card", "data-tool-call-id": id, "aria-labelledby": titleId }, [
-      h("header", { class: "mead-card-header" }, [this.title, this.where, this.badge, this.status]),
+    this.options = h("ul", { class: "mead-choice-options", "aria-label": "Options" });
+    this.body = h("div", { class: "mead-card-body", id: bodyId }, [
       this.questionSlot,
+      this.options,
       this.step,
       this.progressRow,
       this.cancel,
       this.details,
       this.result,
       this.error,
+    ]);
+
+    this.el = h("article", { class: "mead-card", "data-tool-call-id": id, "aria-labelledby": titleId }, [
+      this.header,
+      this.body,
     ]);
 
     this.cancel.addEventListener("click", () => {
@@ -91,6 +112,38 @@ export class CardView {
       setText(this.step, "Cancelling…");
       ctx.send({ type: "cancel", tool_call_id: this.id });
     });
+    this.toggle.addEventListener("click", (event) => {
+      event.stopPropagation();
+      this.flip();
+    });
+    // The whole line opens a collapsed card, unless the click ends a text selection.
+    this.header.addEventListener("click", () => {
+      const selection = typeof window.getSelection === "function" ? window.getSelection() : null;
+      if (selection && !selection.isCollapsed && this.header.contains(selection.anchorNode)) return;
+      this.flip();
+    });
+  }
+
+  /** Open a collapsed finished card, or close an open one; running cards stay open. */
+  flip() {
+    if (!this.collapsible) return;
+    this.expanded = this.isCollapsed();
+    this.layoutCollapse();
+  }
+
+  /** @returns {boolean} whether the card shows its one line only */
+  isCollapsed() {
+    return this.collapsible && this.expanded !== true;
+  }
+
+  layoutCollapse() {
+    const collapsed = this.isCollapsed();
+    setShown(this.toggle, this.collapsible);
+    setAttr(this.toggle, "aria-expanded", collapsed ? "false" : "true");
+    setAttr(this.el, "data-collapsed", collapsed ? "true" : null);
+    setShown(this.body, !collapsed);
+    setShown(this.oneLine, collapsed && this.oneLine.textContent !== "");
+    setShown(this.decision, collapsed && this.decision.textContent !== "");
   }
 
   /**
@@ -102,20 +155,36 @@ export class CardView {
     this.card = card;
     const label = statusLabel(card);
     const state = stateToken(card);
+    const choice = isChoice(card);
     const toolClass = card.class === "read" ? "read" : "effect";
     const tool = stringOr(card.tool, "");
     const server = stringOr(card.server, "");
-    const title = typeof card.title === "string" && card.title ? card.title : tool || this.id;
+    const question = /** @type {Question | null} */ (isObject(card.question) ? card.question : null);
+    const prompt = question && typeof question.prompt === "string" ? question.prompt : "";
+    const title = choice
+      ? "Question"
+      : typeof card.title === "string" && card.title ? card.title : tool || this.id;
 
     setAttr(this.el, "data-status", typeof card.status === "string" ? card.status : "unknown");
     setAttr(this.el, "data-outcome", typeof card.outcome === "string" ? card.outcome : null);
-    setAttr(this.el, "class", `mead-card mead-state-${cssToken(state)}`);
+    setAttr(this.el, "data-kind", choice ? "question" : "call");
+    setAttr(this.el, "data-tool", tool || null);
+    setAttr(this.el, "class", `mead-card mead-state-${cssToken(state)}${choice ? " mead-card-question" : ""}`);
     setText(this.title, title);
-    setText(this.where, server ? `${tool} · ${server}` : tool);
-    setText(this.badge, toolClass);
+    // A question names no tool, server or arguments: they are the question itself.
+    setText(this.where, choice ? "" : server ? `${tool} · ${server}` : tool);
+    setShown(this.where, !choice);
+    setText(this.badge, choice ? "" : toolClass);
     setAttr(this.badge, "class", `mead-badge mead-class-${toolClass}`);
     setAttr(this.badge, "title", toolClass === "read" ? "Reads only" : "Can change things");
+    setShown(this.badge, !choice);
     setText(this.status, label);
+    setAttr(this.toggle, "aria-label", `Details of ${choice ? "the question" : title}`);
+
+    const oneLine = choice ? prompt : oneLineJson(card.arguments);
+    setText(this.oneLine, oneLine.length > ONE_LINE_MAX ? `${oneLine.slice(0, ONE_LINE_MAX - 1)}…` : oneLine);
+    const decision = decisionText(card);
+    setText(this.decision, decision && decision !== label ? aside(decision) : "");
 
     const inProgress = card.status === "in_progress";
     const step = typeof card.current_step === "string" ? card.current_step : "";
@@ -138,16 +207,23 @@ export class CardView {
     setShown(this.cancel, card.cancellable === true && inProgress);
     this.cancel.disabled = this.cancelSent;
 
-    setText(this.argsPre, prettyJson(card.arguments ?? {}));
+    setText(this.argsPre, choice ? "" : prettyJson(card.arguments ?? {}));
+    setShown(this.details, !choice);
 
     const result = typeof card.result === "string" ? card.result : card.result == null ? "" : prettyJson(card.result);
-    setText(this.result, result ? `Result: ${result}` : "");
-    setShown(this.result, result !== "");
+    setText(this.result, result && !choice ? `Result: ${result}` : "");
+    setShown(this.result, result !== "" && !choice);
     const error = typeof card.error === "string" ? card.error : card.error == null ? "" : prettyJson(card.error);
     setText(this.error, error ? `Error: ${error}` : "");
-    setShown(this.error, error !== "");
+    setShown(this.error, error !== "" && !(choice && card.outcome === "no_answer"));
 
     this.updateQuestion(card);
+    this.updateOptions(choice && question !== null && decision !== "" ? question : null);
+
+    const collapsible = isFinished(card);
+    if (!collapsible) this.expanded = null;
+    this.collapsible = collapsible;
+    this.layoutCollapse();
   }
 
   /** @param {Card} card */
@@ -171,6 +247,29 @@ export class CardView {
     this.questionSlot.replaceChildren(this.question.el);
     setShown(this.questionSlot, true);
     if (this.question.open) this.pendingFocus = { id: String(question.id), question: this.question };
+  }
+
+  /**
+   * The options of a settled choice, the picked ones marked; none for an open one.
+   * @param {Question | null} question
+   */
+  updateOptions(question) {
+    const options = question ? validOptions(question) : [];
+    const picked = question ? pickedIds(question) : new Set();
+    const key = JSON.stringify(options.map((o) => [o.id, o.label, picked.has(o.id)]));
+    if (this.optionsKey !== key) {
+      this.optionsKey = key;
+      this.options.replaceChildren(
+        ...options.map((option) =>
+          h("li", { class: picked.has(option.id) ? "mead-picked" : "" }, [
+            h("span", { class: "mead-mark", "aria-hidden": "true", text: picked.has(option.id) ? "✓" : "" }),
+            picked.has(option.id) ? h("strong", { text: option.label }) : option.label,
+            picked.has(option.id) ? h("span", { class: "mead-visually-hidden", text: " (picked)" }) : null,
+          ]),
+        ),
+      );
+    }
+    setShown(this.options, options.length > 0);
   }
 
   dispose() {

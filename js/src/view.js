@@ -1,6 +1,8 @@
-// One view of a turn: header, streamed text, the cards in order, footer.
-// Everything shown is read from the model; changes are rendered at most once
-// per animation frame.
+// One view of a turn: header (prompt, status, Copy), the transcript (text and
+// cards in the order they happened), footer. Everything shown is read from the
+// model; changes are rendered at most once per animation frame. Each stretch of
+// text between cards is its own Markdown view, so while the turn streams only
+// the last one re-renders.
 
 import { CardView } from "./card.js";
 import { Ticker } from "./countdown.js";
@@ -8,10 +10,15 @@ import { cancelFrame, h, requestFrame, setAttr, setShown, setText } from "./dom.
 import { MarkdownView } from "./markdown.js";
 import { cssToken } from "./question.js";
 import { readState } from "./state.js";
+import { layout, turnMarkdown } from "./transcript.js";
 
 /** @typedef {import("./model").TurnModel} TurnModel */
 /** @typedef {import("./model").ViewContext} ViewContext */
 /** @typedef {import("./state.js").TurnState} TurnState */
+/** @typedef {{el: HTMLElement, markdown: MarkdownView, text: string | null}} Segment */
+
+/** How long the Copy button says what happened, in ms. */
+const COPY_NOTICE = 2000;
 
 const TRAITS = ["prompt", "status", "stop_reason", "error", "text", "calls", "order"];
 
@@ -61,23 +68,32 @@ export class TurnView {
       keyboard: () => this.model.get("keyboard") !== false,
     };
 
+    /** @type {Map<number, Segment>} the text's stretches by start offset */
+    this.segments = new Map();
+    /** @type {ReturnType<typeof setTimeout> | null} */
+    this.copyTimer = null;
+
     this.prompt = h("p", { class: "mead-prompt" });
     this.status = h("span", { class: "mead-turn-status", role: "status" });
-    this.markdownEl = h("div", { class: "mead-text" });
-    this.markdown = new MarkdownView(this.markdownEl);
-    this.cardList = h("div", { class: "mead-cards" });
+    this.copy = h("button", {
+      type: "button",
+      class: "mead-button mead-copy",
+      title: "Copy the turn as Markdown",
+      "aria-label": "Copy the turn as Markdown",
+      text: "Copy",
+    });
+    this.copyStatus = h("span", { class: "mead-copy-status", role: "status" });
+    this.flow = h("div", { class: "mead-transcript" });
     this.stopReason = h("p", { class: "mead-stop-reason" });
     this.error = h("p", { class: "mead-turn-failure", role: "alert" });
-    /** @type {string | null} */
-    this.lastText = null;
 
     this.root = h("div", { class: "mead-turn" }, [
-      h("header", { class: "mead-turn-header" }, [this.prompt, this.status]),
-      this.markdownEl,
-      this.cardList,
+      h("header", { class: "mead-turn-header" }, [this.prompt, this.status, this.copy, this.copyStatus]),
+      this.flow,
       h("footer", { class: "mead-turn-footer" }, [this.stopReason, this.error]),
     ]);
     el.append(this.root);
+    this.copy.addEventListener("click", () => this.copyMarkdown());
 
     this.onChange = () => this.schedule();
     for (const name of TRAITS) model.on(`change:${name}`, this.onChange);
@@ -103,13 +119,7 @@ export class TurnView {
     setAttr(this.root, "class", `mead-turn mead-turn-${cssToken(state.status)}`);
     setAttr(this.root, "aria-busy", state.status === "running" ? "true" : null);
 
-    if (state.text !== this.lastText) {
-      this.markdown.update(state.text);
-      this.lastText = state.text;
-    }
-    setShown(this.markdownEl, state.text !== "");
-
-    this.renderCards(state);
+    this.renderFlow(state);
 
     const stop = state.stopReason ? (STOP_REASON[state.stopReason] ?? `Stopped: ${state.stopReason}`) : "";
     setText(this.stopReason, stop);
@@ -118,32 +128,94 @@ export class TurnView {
     setShown(this.error, state.error !== "");
   }
 
-  /** @param {TurnState} state */
-  renderCards(state) {
-    const wanted = new Set(state.ids);
+  /**
+   * Lay out the text's stretches and the cards in order, reusing every element
+   * already built; a stretch re-renders only when its own text changed.
+   * @param {TurnState} state
+   */
+  renderFlow(state) {
+    const items = layout(state.text, state.calls, state.ids);
+    /** @type {HTMLElement[]} */
+    const wanted = [];
+    const starts = new Set();
+    const ids = new Set();
+    for (const item of items) {
+      if (item.kind === "text") {
+        starts.add(item.start);
+        wanted.push(this.segment(item.start, state.text.slice(item.start, item.end)));
+        continue;
+      }
+      for (const id of item.ids) {
+        ids.add(id);
+        let view = this.cards.get(id);
+        if (!view) {
+          view = new CardView(this.ctx, id);
+          this.cards.set(id, view);
+        }
+        view.update(state.calls[id]);
+        wanted.push(view.el);
+      }
+    }
     for (const [id, view] of this.cards) {
-      if (!wanted.has(id)) {
+      if (!ids.has(id)) {
         view.dispose();
         view.el.remove();
         this.cards.delete(id);
       }
     }
-    /** @type {HTMLElement | null} */
-    let previous = null;
-    for (const id of state.ids) {
-      let view = this.cards.get(id);
-      if (!view) {
-        view = new CardView(this.ctx, id);
-        this.cards.set(id, view);
+    for (const [start, segment] of this.segments) {
+      if (!starts.has(start)) {
+        segment.el.remove();
+        this.segments.delete(start);
       }
-      view.update(state.calls[id]);
-      /** @type {ChildNode | null} */
-      const expected = previous ? previous.nextSibling : this.cardList.firstChild;
-      if (expected !== view.el) this.cardList.insertBefore(view.el, expected);
-      previous = view.el;
     }
-    setShown(this.cardList, state.ids.length > 0);
+    /** @type {ChildNode | null} */
+    let expected = this.flow.firstChild;
+    for (const el of wanted) {
+      if (expected !== el) this.flow.insertBefore(el, expected);
+      expected = el.nextSibling;
+    }
+    setShown(this.flow, wanted.length > 0);
     for (const view of this.cards.values()) this.focusQuestion(view);
+  }
+
+  /**
+   * The view of the stretch of text that starts at `start`, brought up to `text`.
+   * @param {number} start
+   * @param {string} text
+   * @returns {HTMLElement}
+   */
+  segment(start, text) {
+    let segment = this.segments.get(start);
+    if (!segment) {
+      const el = h("div", { class: "mead-text", "data-offset": String(start) });
+      segment = { el, markdown: new MarkdownView(el), text: null };
+      this.segments.set(start, segment);
+    }
+    if (segment.text !== text) {
+      segment.markdown.update(text);
+      segment.text = text;
+    }
+    return segment.el;
+  }
+
+  /** Copy the turn as Markdown (text and calls in order) and say whether it worked. */
+  async copyMarkdown() {
+    const markdown = turnMarkdown(readState(this.model));
+    let copied = false;
+    try {
+      await navigator.clipboard.writeText(markdown);
+      copied = true;
+    } catch {
+      copied = copyWithSelection(markdown);
+    }
+    if (this.disposed) return;
+    setText(this.copyStatus, copied ? "Copied" : "Copy failed: select the text instead");
+    if (this.copyTimer !== null) clearTimeout(this.copyTimer);
+    this.copyTimer = setTimeout(() => {
+      this.copyTimer = null;
+      setText(this.copyStatus, "");
+    }, COPY_NOTICE);
   }
 
   /**
@@ -173,7 +245,28 @@ export class TurnView {
     for (const name of TRAITS) this.model.off(`change:${name}`, this.onChange);
     for (const view of this.cards.values()) view.dispose();
     this.cards.clear();
+    this.segments.clear();
+    if (this.copyTimer !== null) clearTimeout(this.copyTimer);
     this.ticker.dispose();
     this.root.remove();
+  }
+}
+
+/**
+ * Copy text where the Clipboard API is refused (an insecure page, no permission).
+ * @param {string} text
+ * @returns {boolean} whether the page says it copied
+ */
+function copyWithSelection(text) {
+  const area = h("textarea", { class: "mead-copy-buffer", readonly: true, "aria-hidden": "true" });
+  area.value = text;
+  document.body.append(area);
+  try {
+    area.select();
+    return document.execCommand("copy");
+  } catch {
+    return false;
+  } finally {
+    area.remove();
   }
 }

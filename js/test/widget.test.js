@@ -62,7 +62,7 @@ describe("views", () => {
     const model = setup();
     const el = host.render();
     for (const ch of "hello") model.kernelSends({ type: "text", start: model.get("text").length, delta: ch });
-    expect(el.querySelector(".mead-text").textContent).toBe("");
+    expect(el.querySelector(".mead-transcript").textContent).toBe("");
     await nextFrame();
     expect(el.querySelector(".mead-text").textContent.trim()).toBe("hello");
   });

@@ -36,10 +36,12 @@ from . import cards
 from . import waiting as _waiting
 from .auditing import Auditor
 from .frontend import LoadsFrontend
+from .outputs import Outputs
 from .protocol import CallMessage, Card, Question, TextMessage, clean_text, parse
 from .questions import Questions, QuestionState
 from .rules import Rule
 from .text import FLUSH_INTERVAL, TextStream
+from .transcript import TurnState, summary
 
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
@@ -104,6 +106,7 @@ class NotebookInteraction(LoadsFrontend):
         self._lock = threading.RLock()
         self._auto_display = display
         self._auditor: Auditor | None = None
+        self._outputs = Outputs()
         self._handles: dict[str, Call] = {}
         self._cancel_requested: set[str] = set()
         self._text = TextStream(self._lock, self._emit_text, self._streaming)
@@ -119,6 +122,7 @@ class NotebookInteraction(LoadsFrontend):
         super().__init__(keyboard=keyboard, **kwargs)
         if audit is not None:
             self._auditor = Auditor(audit, self.model_id)
+        self.add_class(self._outputs.css_class)
         self.on_msg(self._on_custom_msg)
 
     @property
@@ -152,22 +156,34 @@ class NotebookInteraction(LoadsFrontend):
             shown = list(self.calls.values())
             chars = len(self.text) + self._text.buffered_chars()
             status = self.status
-        counts: dict[str, int] = {}
-        for card in shown:
-            kind = str(card.get("outcome") or card.get("status"))
-            counts[kind] = counts.get(kind, 0) + 1
-        detail = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items()))
-        noun = "call" if len(shown) == 1 else "calls"
-        summary = f"{len(shown)} tool {noun}" + (f" ({detail})" if detail else "")
-        return f"NotebookInteraction: {status}, {summary}, {chars} characters of text"
+        return summary(status, shown, chars)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         self._questions.view_displayed()
+        self._outputs.displayed()
         bundle = super()._repr_mimebundle_(**kwargs)
         data = bundle[0] if isinstance(bundle, tuple) else bundle
         if isinstance(data, dict):
             data["text/plain"] = repr(self)
         return bundle
+
+    def _widget_data(self) -> dict[str, Any]:
+        """The widget output's data (its view and summary), without noting a display."""
+        bundle = super()._repr_mimebundle_()
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        return {**data, "text/plain": repr(self)} if isinstance(data, dict) else {}
+
+    def _turn_state(self) -> TurnState:
+        with self._lock:
+            return TurnState(
+                prompt=self.prompt,
+                status=self.status,
+                stop_reason=self.stop_reason,
+                error=self.error,
+                text=self.text,
+                calls=dict(self.calls),
+                order=list(self.order),
+            )
 
     # -- TurnHooks --------------------------------------------------------------------------
 
@@ -240,6 +256,7 @@ class NotebookInteraction(LoadsFrontend):
                 self.error = "" if error is None else _error_text(error)
             self._handles.clear()
             self.send_state(["status", "stop_reason", "error", "text", "calls", "order"])
+        self._outputs.turn_ended(self._widget_data, self._turn_state)
 
     def interrupt(self, context: Any) -> None:
         """Close every open question as interrupted, from any thread."""
@@ -400,10 +417,10 @@ class NotebookInteraction(LoadsFrontend):
     def _show(self) -> None:
         try:
             from IPython.core.interactiveshell import InteractiveShell
-            from IPython.display import display
 
             if InteractiveShell.initialized():
-                display(self)  # type: ignore[no-untyped-call]
+                self._questions.view_displayed()
+                self._outputs.show(self._widget_data())
         except Exception:
             log.exception("the widget could not be displayed")
 

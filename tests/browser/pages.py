@@ -164,11 +164,8 @@ class NotebookPage:
         return self.output(index).locator(".mead-turn")
 
     def card(self, tool: str, index: int = 0) -> Locator:
-        return (
-            self.turn(index)
-            .locator(".mead-card")
-            .filter(has=self.page.locator(".mead-card-title", has_text=tool))
-        )
+        """The cards of ``tool``'s calls (a question from ``ask_user`` too, titled "Question")."""
+        return self.turn(index).locator(f'.mead-card[data-tool="{tool}"]')
 
     # -- evidence --------------------------------------------------------------------
 

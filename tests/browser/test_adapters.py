@@ -52,11 +52,11 @@ print("RESULT", result.calls[0].status, result.calls[0].result, "|", told[0], "|
 def test_allow_a_frameworks_tool_call(lab: NotebookPage, framework: str) -> None:
     lab.open([CELLS[framework]])
     lab.run_cell(0)
-    allow = lab.turn().get_by_role("button", name="Allow")
+    allow = lab.turn().get_by_role("button", name="Allow", exact=True)
     expect(allow).to_be_visible(timeout=QUESTION_TIMEOUT)
     card = lab.card("write_note")
     expect(card).to_contain_text("Waiting for you")
-    expect(lab.turn().locator(".mead-text")).to_contain_text("Saving it.")
+    expect(lab.turn().locator(".mead-transcript")).to_contain_text("Saving it.")
     lab.shot("asking")
     allow.click()
     lab.wait_output(
@@ -64,5 +64,5 @@ def test_allow_a_frameworks_tool_call(lab: NotebookPage, framework: str) -> None
     )
     expect(card).to_contain_text("Completed")
     expect(card).to_contain_text("Allowed by you")
-    expect(lab.turn().locator(".mead-text")).to_contain_text("All done.")
+    expect(lab.turn().locator(".mead-transcript")).to_contain_text("All done.")
     lab.shot("allowed")

@@ -243,12 +243,13 @@ def edit_the_arguments(nb: NotebookPage) -> None:
     assert out["APPROVED"] == repr([{"path": path, "width": 800}])
     card = nb.card("resize")
     expect(card).to_contain_text("Completed")
+    card.get_by_role("button", name="Details of resize").click()  # a finished card is one line
     asked = card.locator(".mead-asked-args")
     approved = card.locator(".mead-approved-args")
     expect(asked).to_be_visible()
     assert json.loads(asked.inner_text()) == {"path": "a.png", "width": 4000}
     assert json.loads(approved.inner_text()) == {"path": path, "width": 800}
-    expect(nb.turn().locator(".mead-text")).to_contain_text("is 800 wide")
+    expect(nb.turn().locator(".mead-transcript")).to_contain_text("is 800 wide")
     assert_inert(nb)
     nb.shot("edited")
 
@@ -284,7 +285,7 @@ def test_a_deny_reason_reaches_the_model(lab: NotebookPage) -> None:
     card = lab.card("delete_file")
     expect(card.locator(".mead-decision")).to_have_text(f"Denied by you: {reason}")
     expect(card.locator(".mead-error")).to_contain_text(reason)
-    expect(lab.turn().locator(".mead-text")).to_contain_text("keep the archive")
+    expect(lab.turn().locator(".mead-transcript")).to_contain_text("keep the archive")
     assert_inert(lab)
     lab.shot("denied-with-reason")
 

@@ -317,7 +317,7 @@ def test_model_text_and_arguments_render_inert(lab: NotebookPage) -> None:
     assert_inert(lab)
     allow.click()
     lab.wait_output(0, "RESULT completed")
-    expect(turn.locator(".mead-text")).to_contain_text("done:")
+    expect(turn.locator(".mead-transcript")).to_contain_text("done:")
     for anchor in turn.locator("a").all():
         href = (anchor.get_attribute("href") or "").strip().lower()
         assert not href.startswith("javascript"), href

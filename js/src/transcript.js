@@ -1,0 +1,227 @@
+// The turn as a transcript: text and cards in the order they happened, and the
+// same transcript as Markdown (the Copy button). Pure functions of the synced
+// state; `mead_notebook/notebook/transcript.py` lays out and writes the static
+// transcript of a saved notebook the same way.
+
+import { OUTCOME_LABEL, lookup } from "./labels.js";
+import { describeAnswer, isOpen, validOptions } from "./question.js";
+import { isObject } from "./state.js";
+
+/** @typedef {import("./model").Card} Card */
+/** @typedef {import("./model").Question} Question */
+/** @typedef {import("./state.js").TurnState} TurnState */
+
+/**
+ * A stretch of the text (UTF-16 offsets `start` to `end`), or the cards placed at offset `at`.
+ * @typedef {{kind: "text", start: number, end: number} | {kind: "cards", at: number, ids: string[]}} Item
+ */
+
+/** @type {Record<string, string>} */
+const STATUS_LABEL = {
+  pending: "Pending",
+  in_progress: "In progress",
+  completed: "Completed",
+  failed: "Failed",
+};
+
+/**
+ * Where a card belongs in a text of `length` UTF-16 code units: its `text_offset`,
+ * or the end of the text when the card has none (state saved before cards had one).
+ * @param {Card} card
+ * @param {number} length
+ * @returns {number}
+ */
+export function placeOf(card, length) {
+  const offset = card.text_offset;
+  if (typeof offset !== "number" || !Number.isInteger(offset) || offset < 0) return length;
+  return Math.min(offset, length);
+}
+
+/**
+ * Text and cards in the order they happened: the text is cut at each card's
+ * offset, cards at one offset keep the order they appeared in, and a stretch of
+ * text never holds a card. Only the last item grows while the turn streams.
+ * @param {string} text
+ * @param {Record<string, Card>} calls
+ * @param {string[]} ids every card's id, in the order the cards appeared
+ * @returns {Item[]}
+ */
+export function layout(text, calls, ids) {
+  const placed = ids.map((id, index) => ({ id, index, at: placeOf(calls[id], text.length) }));
+  placed.sort((a, b) => a.at - b.at || a.index - b.index);
+  /** @type {Item[]} */
+  const items = [];
+  let position = 0;
+  for (const { id, at } of placed) {
+    if (at > position) {
+      items.push({ kind: "text", start: position, end: at });
+      position = at;
+    }
+    const last = items[items.length - 1];
+    if (last?.kind === "cards" && last.at === at) last.ids.push(id);
+    else items.push({ kind: "cards", at, ids: [id] });
+  }
+  if (text.length > position) items.push({ kind: "text", start: position, end: text.length });
+  return items;
+}
+
+/**
+ * Whether the card is a question from the person's side (`ask_user`), not a tool call.
+ * @param {Card} card
+ * @returns {boolean}
+ */
+export function isChoice(card) {
+  return isObject(card.question) && card.question.kind === "choice";
+}
+
+/**
+ * Whether the card is over: completed or failed, with no question waiting.
+ * @param {Card} card
+ * @returns {boolean}
+ */
+export function isFinished(card) {
+  return (card.status === "completed" || card.status === "failed") && !isOpen(card.question);
+}
+
+/**
+ * The status shown on a card; a final outcome (denied, timed out...) wins over "Failed",
+ * and a choice that was answered says so.
+ * @param {Card} card
+ * @returns {string}
+ */
+export function statusLabel(card) {
+  const outcome = lookup(OUTCOME_LABEL, card.outcome);
+  if (outcome) return outcome;
+  if (card.status === "pending" && isOpen(card.question)) return "Waiting for you";
+  if (card.status === "completed" && isChoice(card)) return "Answered";
+  return STATUS_LABEL[card.status] ?? "Unknown";
+}
+
+/**
+ * How the card's question was settled ("Allowed by you"), or "" when it has none or is open.
+ * @param {Card} card
+ * @returns {string}
+ */
+export function decisionText(card) {
+  const question = card.question;
+  if (!isObject(question) || isOpen(question)) return "";
+  return describeAnswer(/** @type {Question} */ (question));
+}
+
+/**
+ * Arguments as one line of JSON (for a collapsed card); never throws.
+ * @param {unknown} value
+ * @returns {string}
+ */
+export function oneLineJson(value) {
+  try {
+    const text = JSON.stringify(value ?? {});
+    return text === undefined ? String(value) : text;
+  } catch {
+    return String(value);
+  }
+}
+
+/**
+ * Text as inline Markdown code, with a fence of backticks the text cannot close.
+ * @param {string} text
+ * @returns {string}
+ */
+export function inlineCode(text) {
+  const flat = text.replace(/\s+/g, " ");
+  const longest = Math.max(0, ...(flat.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = "`".repeat(longest + 1);
+  const pad = flat.startsWith("`") || flat.endsWith("`") || flat === "" ? " " : "";
+  return `${fence}${pad}${flat}${pad}${fence}`;
+}
+
+/**
+ * A fenced Markdown code block that the text cannot close.
+ * @param {string} text
+ * @param {string} info the language tag
+ * @returns {string}
+ */
+export function codeBlock(text, info = "") {
+  const longest = Math.max(0, ...(text.match(/`{3,}/g) ?? []).map((run) => run.length));
+  const fence = "`".repeat(Math.max(3, longest + 1));
+  return `${fence}${info}\n${text}\n${fence}`;
+}
+
+/**
+ * Text on one line, with the characters that could start inline Markdown escaped
+ * (for text that follows a label, never at the start of a line).
+ * @param {string} text
+ * @returns {string}
+ */
+export function escapeMarkdown(text) {
+  return text.replace(/\s+/g, " ").replace(/[\\`*_[\]<>|~&!]/g, "\\$&");
+}
+
+/**
+ * The card as Markdown: one heading line (tool, server, outcome, decision), its
+ * arguments, and its result or error; a question shows its prompt and options.
+ * @param {Card} card
+ * @returns {string}
+ */
+export function cardMarkdown(card) {
+  const label = statusLabel(card);
+  const decision = decisionText(card);
+  const state = decision && decision !== label ? `${label} · ${decision}` : label;
+  /** @type {string[]} */
+  const parts = [];
+  if (isChoice(card)) {
+    const question = /** @type {Question} */ (card.question);
+    const prompt = typeof question.prompt === "string" && question.prompt ? question.prompt : "Choose an option";
+    parts.push(`**Question:** ${escapeMarkdown(prompt)} (${escapeMarkdown(state)})`);
+    const picked = pickedIds(question);
+    const options = validOptions(question).map(
+      (option) => `- [${picked.has(option.id) ? "x" : " "}] ${escapeMarkdown(option.label)}`,
+    );
+    if (options.length > 0) parts.push(options.join("\n"));
+    return parts.join("\n\n");
+  }
+  const tool = typeof card.tool === "string" && card.tool ? card.tool : String(card.tool_call_id);
+  const server = typeof card.server === "string" && card.server ? ` on ${inlineCode(card.server)}` : "";
+  parts.push(`**Tool call** ${inlineCode(tool)}${server}: ${escapeMarkdown(state)}`);
+  parts.push(codeBlock(oneLineJson(card.arguments), "json"));
+  if (isObject(card.approved_arguments)) {
+    parts.push(`Ran with edited arguments:\n\n${codeBlock(oneLineJson(card.approved_arguments), "json")}`);
+  }
+  for (const [name, value] of /** @type {const} */ ([["Result", card.result], ["Error", card.error]])) {
+    if (typeof value === "string" && value !== "") parts.push(`${name}:\n\n${codeBlock(value, "text")}`);
+  }
+  return parts.join("\n\n");
+}
+
+/**
+ * The ids of the options a settled choice picked.
+ * @param {Question} question
+ * @returns {Set<string>}
+ */
+export function pickedIds(question) {
+  const answer = isObject(question.answer) ? question.answer : null;
+  if (answer === null) return new Set();
+  if (Array.isArray(answer.option_ids)) return new Set(answer.option_ids.filter((id) => typeof id === "string"));
+  return typeof answer.option_id === "string" ? new Set([answer.option_id]) : new Set();
+}
+
+/**
+ * The whole turn as Markdown: the prompt, then text and calls in order, then how it ended.
+ * @param {TurnState} state
+ * @returns {string}
+ */
+export function turnMarkdown(state) {
+  /** @type {string[]} */
+  const parts = [];
+  if (state.prompt) parts.push(state.prompt.split("\n").map((line) => `> ${line}`).join("\n"));
+  for (const item of layout(state.text, state.calls, state.ids)) {
+    if (item.kind === "text") {
+      const text = state.text.slice(item.start, item.end).trim();
+      if (text) parts.push(text);
+    } else {
+      for (const id of item.ids) parts.push(cardMarkdown(state.calls[id]));
+    }
+  }
+  if (state.error) parts.push(`**Error:** ${escapeMarkdown(state.error)}`);
+  return `${parts.join("\n\n")}\n`;
+}

@@ -1,0 +1,323 @@
+"""The transcript of a turn: text and cards in order, as HTML, Markdown and a summary.
+
+A saved notebook keeps it next to the live widget (see :mod:`.outputs`), so a
+notebook opened without its kernel, or rendered by nbconvert, still shows the
+text and every call with its decision and outcome. The layout is the live
+view's (``js/src/transcript.js``): the text is cut at each card's
+``text_offset``. Markdown is rendered by markdown-it-py with raw HTML off and
+sanitised by nh3; every other field is escaped. Nothing here depends on time
+or ids, so a turn that runs the same way writes the same transcript.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import json
+import re
+from collections.abc import Callable
+from typing import Any, Final, TypedDict
+
+from .protocol import Card, Question
+from .text import utf16_len
+
+__all__ = [
+    "TurnState",
+    "decision_text",
+    "is_choice",
+    "layout",
+    "status_label",
+    "summary",
+    "to_markdown",
+    "to_text",
+]
+
+
+class TurnState(TypedDict):
+    """The synced traits a transcript is made from."""
+
+    prompt: str
+    status: str
+    stop_reason: str
+    error: str
+    text: str
+    calls: dict[str, Card]
+    order: list[str]
+
+
+# The words of js/src/labels.js, so the static transcript says what the live view says.
+OUTCOME_LABEL: Final = {
+    "denied": "Denied",
+    "cancelled": "Cancelled",
+    "expired": "Expired",
+    "interrupted": "Interrupted",
+    "timeout": "Timed out",
+    "error": "Error",
+    "unknown": "Unknown tool",
+    "invalid_arguments": "Invalid arguments",
+    "no_answer": "No answer",
+}
+STATUS_LABEL: Final = {
+    "pending": "Pending",
+    "in_progress": "In progress",
+    "completed": "Completed",
+    "failed": "Failed",
+}
+BY: Final = {
+    "person": "by you",
+    "policy": "by policy",
+    "rule": "by your “Allow always” rule",
+    "timeout": "on timeout",
+    "fallback": "by the fallback (nobody to answer)",
+    "kernel": "by the kernel",
+}
+DECISION: Final = {
+    "allow": "Allowed",
+    "deny": "Denied",
+    "picked": "Answered",
+    "expired": "Expired",
+    "interrupted": "Interrupted",
+    "no_answer": "No answer",
+}
+UNMADE: Final = frozenset({"expired", "interrupted", "no_answer"})
+"""Decisions that happened to a question rather than being made: no "by" is added."""
+STOP_REASON: Final = {
+    "end_turn": "Finished",
+    "max_rounds": "Stopped: maximum number of rounds reached",
+    "interrupted": "Interrupted",
+}
+ONE_LINE_MAX: Final = 300
+"""Longest one-line arguments in a card's summary line, in characters."""
+
+
+# -- layout ----------------------------------------------------------------------------
+
+
+def layout(text: str, calls: dict[str, Card], order: list[str]) -> list[str | list[Card]]:
+    """Text and cards in the order they happened: stretches of text, and lists of cards.
+
+    The text is cut at each card's ``text_offset`` (UTF-16 code units, clamped to
+    the text; a card without one goes at the end); cards at one offset keep their
+    order in ``order``, and cards missing from ``order`` come after the others.
+    """
+    length = utf16_len(text)
+    ids = [i for i in dict.fromkeys(order) if isinstance(calls.get(i), dict)]
+    listed = set(ids)
+    ids += [i for i, c in calls.items() if isinstance(c, dict) and i not in listed]
+    placed = sorted(
+        ((_place(calls[i], length), n, calls[i]) for n, i in enumerate(ids)),
+        key=lambda p: (p[0], p[1]),
+    )
+    index = _indexer(text)
+    items: list[str | list[Card]] = []
+    position = 0
+    for at, _n, card in placed:
+        if at > position:
+            items.append(text[index(position) : index(at)])
+            position = at
+        last = items[-1] if items else None
+        if isinstance(last, list) and _place(last[0], length) == at:
+            last.append(card)
+        else:
+            items.append([card])
+    if length > position:
+        items.append(text[index(position) :])
+    return items
+
+
+def _place(card: Card, length: int) -> int:
+    offset = card.get("text_offset")
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+        return length
+    return min(offset, length)
+
+
+def _indexer(text: str) -> Callable[[int], int]:
+    """A function from UTF-16 offsets in ``text`` to string indexes (rounded up to a character)."""
+    if utf16_len(text) == len(text):
+        return lambda offset: offset
+    ends = list(itertools.accumulate((2 if ord(ch) > 0xFFFF else 1 for ch in text), initial=0))
+    return lambda offset: bisect.bisect_left(ends, offset)
+
+
+# -- words -----------------------------------------------------------------------------
+
+
+def question_of(card: Card) -> Question | None:
+    question = card.get("question")
+    return question if isinstance(question, dict) else None
+
+
+def is_choice(card: Card) -> bool:
+    """Whether the card is a question to the person (``ask_user``), not a tool call."""
+    question = question_of(card)
+    return question is not None and question.get("kind") == "choice"
+
+
+def status_label(card: Card) -> str:
+    """The card's outcome ("Denied", "Timed out"...), else its status, as the live view says it."""
+    outcome = card.get("outcome")
+    if isinstance(outcome, str) and outcome in OUTCOME_LABEL:
+        return OUTCOME_LABEL[outcome]
+    question = question_of(card)
+    if card.get("status") == "pending" and question is not None and question.get("answer") is None:
+        return "Waiting for you"
+    if card.get("status") == "completed" and is_choice(card):
+        return "Answered"
+    return STATUS_LABEL.get(str(card.get("status")), "Unknown")
+
+
+def decision_text(card: Card) -> str:
+    """How the card's question was settled ("Denied by you: note"), or "" if it has none."""
+    question = question_of(card)
+    answer = question.get("answer") if question is not None else None
+    if question is None or not isinstance(answer, dict):
+        return ""
+    decision, by_key = str(answer.get("decision") or ""), str(answer.get("by") or "")
+    by = f" {BY[by_key]}" if by_key in BY else ""
+    rule = answer.get("rule")
+    rule = rule_label(rule) if isinstance(rule, str) and rule else ""
+    picked = picked_ids(question)
+    labels = {o["id"]: o["label"] for o in question.get("options") or []}
+    if isinstance(answer.get("text"), str) and answer["text"]:
+        text = f"Answered “{answer['text']}”{by}"
+    elif picked:
+        text = "Chose " + ", ".join(f"“{labels.get(p, p)}”" for p in picked) + by
+    elif decision == "allow" and by_key == "rule":
+        text = f"Allowed{by} for {rule}" if rule else f"Allowed{by}"
+    elif decision == "allow" and rule:
+        text = f"Allowed{by}, and always from now on for {rule}"
+    elif decision in DECISION:
+        text = DECISION[decision] if decision in UNMADE else DECISION[decision] + by
+    else:
+        text = "Settled"
+    note = answer.get("note")
+    note = note.strip() if isinstance(note, str) else ""
+    return f"{text}: {note}" if note else text
+
+
+def rule_label(rule: str) -> str:
+    """A rule as the kernel names it ("tool delete_file") in words ("the tool delete_file")."""
+    scope, _, value = rule.partition(" ")
+    if scope == "tool" and value:
+        return f"the tool {value}"
+    if scope == "server" and value:
+        return f"every tool on {value}"
+    if scope == "class" and value:
+        return "every read tool" if value == "read" else f"every {value} tool"
+    return rule
+
+
+def picked_ids(question: Question) -> list[str]:
+    """The ids of the options a settled choice picked."""
+    answer = question.get("answer")
+    if not isinstance(answer, dict):
+        return []
+    if isinstance(answer.get("option_ids"), list):
+        return [p for p in answer["option_ids"] or [] if isinstance(p, str)]
+    option_id = answer.get("option_id")
+    return [option_id] if isinstance(option_id, str) else []
+
+
+def _state(card: Card) -> str:
+    label, decision = status_label(card), decision_text(card)
+    return f"{label} · {decision}" if decision and decision != label else label
+
+
+def one_line(value: Any) -> str:
+    text = json.dumps(value if value is not None else {}, ensure_ascii=False, separators=(",", ":"))
+    return text if len(text) <= ONE_LINE_MAX else text[: ONE_LINE_MAX - 1] + "…"
+
+
+def summary(status: str, calls: list[Card], chars: int) -> str:
+    """One line: the turn's status, its calls by outcome, and how much text it has."""
+    counts: dict[str, int] = {}
+    for card in calls:
+        kind = str(card.get("outcome") or card.get("status"))
+        counts[kind] = counts.get(kind, 0) + 1
+    detail = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items()))
+    noun = "call" if len(calls) == 1 else "calls"
+    described = f"{len(calls)} tool {noun}" + (f" ({detail})" if detail else "")
+    return f"NotebookInteraction: {status}, {described}, {chars} characters of text"
+
+
+def state_summary(state: TurnState) -> str:
+    """:func:`summary` of a whole state."""
+    return summary(state["status"], list(state["calls"].values()), len(state["text"]))
+
+
+# -- Markdown (what Copy gives, and the static transcript's text/plain) -----------------
+
+
+def _inline_code(text: str) -> str:
+    flat = " ".join(text.split())
+    longest = max((len(run) for run in re.findall("`+", flat)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if not flat or flat.startswith("`") or flat.endswith("`") else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
+
+
+def _code_block(text: str, info: str = "") -> str:
+    longest = max((len(run) for run in re.findall("`{3,}", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{text}\n{fence}"
+
+
+def _escape_md(text: str) -> str:
+    flat = " ".join(text.split())
+    return "".join(f"\\{c}" if c in "\\`*_[]<>|~&!" else c for c in flat)
+
+
+def card_markdown(card: Card) -> str:
+    """One card as Markdown: a line naming it and its outcome, its arguments, result or error."""
+    state = _state(card)
+    question = question_of(card)
+    if question is not None and is_choice(card):
+        prompt = question.get("prompt") or "Choose an option"
+        parts = [f"**Question:** {_escape_md(prompt)} ({_escape_md(state)})"]
+        picked = set(picked_ids(question))
+        options = [
+            f"- [{'x' if o['id'] in picked else ' '}] {_escape_md(o['label'])}"
+            for o in question.get("options") or []
+        ]
+        if options:
+            parts.append("\n".join(options))
+        return "\n\n".join(parts)
+    tool = card.get("tool") or card.get("tool_call_id") or "?"
+    server = f" on {_inline_code(card['server'])}" if card.get("server") else ""
+    parts = [f"**Tool call** {_inline_code(tool)}{server}: {_escape_md(state)}"]
+    parts.append(_code_block(_json(card.get("arguments")), "json"))
+    approved = card.get("approved_arguments")
+    if isinstance(approved, dict):
+        parts.append(f"Ran with edited arguments:\n\n{_code_block(_json(approved), 'json')}")
+    for name, value in (("Result", card.get("result")), ("Error", card.get("error"))):
+        if isinstance(value, str) and value:
+            parts.append(f"{name}:\n\n{_code_block(value, 'text')}")
+    return "\n\n".join(parts)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(
+        value if value is not None else {}, ensure_ascii=False, separators=(",", ":"), default=str
+    )
+
+
+def to_markdown(state: TurnState) -> str:
+    """The turn as Markdown: the prompt quoted, then text and calls in order, then any error."""
+    parts = []
+    if state["prompt"]:
+        parts.append("\n".join(f"> {line}" for line in state["prompt"].split("\n")))
+    for item in layout(state["text"], state["calls"], state["order"]):
+        if isinstance(item, str):
+            if item.strip():
+                parts.append(item.strip())
+        else:
+            parts.extend(card_markdown(card) for card in item)
+    if state["error"]:
+        parts.append(f"**Error:** {_escape_md(state['error'])}")
+    return "\n\n".join(parts) + "\n"
+
+
+def to_text(state: TurnState) -> str:
+    """The static transcript's text/plain: the summary line, then the Markdown."""
+    return f"{state_summary(state)}\n\n{to_markdown(state)}"
