@@ -14,10 +14,12 @@ import time
 from collections.abc import Callable
 from typing import Final
 
+from .protocol import clean_text
+
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
 
-__all__ = ["FLUSH_INTERVAL", "TextStream", "utf16_len"]
+__all__ = ["FLUSH_INTERVAL", "TextStream", "error_text", "utf16_len"]
 
 FLUSH_INTERVAL: Final = 0.03
 """Seconds between two text messages, at most one message per interval."""
@@ -26,6 +28,15 @@ IDLE_EXIT: Final = 2.0
 
 Emit = Callable[[int, str, bool], None]
 """``emit(start, delta, send)``: store ``delta`` at UTF-16 offset ``start``; send it if asked."""
+
+
+def error_text(error: BaseException) -> str:
+    """How a turn's error reads in the view: its type and message, at most 500 characters."""
+    if isinstance(error, KeyboardInterrupt):
+        return "interrupted (KeyboardInterrupt)"
+    message = str(error)
+    text = f"{type(error).__name__}: {message}" if message else type(error).__name__
+    return clean_text(text, 500)
 
 
 def utf16_len(text: str) -> int:

@@ -13,8 +13,7 @@ import logging
 import math
 import os
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any, Final
 
 import traitlets
@@ -39,8 +38,9 @@ from .frontend import LoadsFrontend
 from .outputs import Outputs
 from .protocol import CallMessage, Card, Question, TextMessage, clean_text, parse
 from .questions import Questions, QuestionState
+from .quiet import QuietSync
 from .rules import Rule
-from .text import FLUSH_INTERVAL, TextStream
+from .text import FLUSH_INTERVAL, TextStream, error_text
 from .transcript import TurnState, summary
 
 log = logging.getLogger(__name__)
@@ -51,7 +51,7 @@ __all__ = ["FLUSH_INTERVAL", "NotebookInteraction"]
 _TURN_KEYS: Final = ("prompt", "status", "stop_reason", "error", "text", "calls", "order")
 
 
-class NotebookInteraction(LoadsFrontend):
+class NotebookInteraction(QuietSync, LoadsFrontend):
     """Shows a turn in the notebook and asks the person about tool calls.
 
     ``timeout`` bounds every question (``None``: no bound, but only once a view has
@@ -102,7 +102,6 @@ class NotebookInteraction(LoadsFrontend):
         for name, value in (("policy", policy), ("fallback", fallback)):
             if value is not None and not callable(getattr(value, "decide", None)):
                 raise TypeError(f"{name} needs a decide(request) method: {value!r}")
-        self._local = threading.local()
         self._lock = threading.RLock()
         self._auto_display = display
         self._auditor: Auditor | None = None
@@ -253,7 +252,7 @@ class NotebookInteraction(LoadsFrontend):
                 else:
                     self.status = "done"
                     self.stop_reason = result.stop_reason
-                self.error = "" if error is None else _error_text(error)
+                self.error = "" if error is None else error_text(error)
             self._handles.clear()
             self.send_state(["status", "stop_reason", "error", "text", "calls", "order"])
         self._outputs.turn_ended(self._widget_data, self._turn_state)
@@ -397,23 +396,6 @@ class NotebookInteraction(LoadsFrontend):
 
     # -- helpers ---------------------------------------------------------------------------
 
-    @contextmanager
-    def _quiet(self, *names: str) -> Iterator[None]:
-        """Assign the named traits in this thread without syncing them to the frontend."""
-        previous: frozenset[str] = getattr(self._local, "quiet", frozenset())
-        self._local.quiet = previous | frozenset(names)
-        try:
-            yield
-        finally:
-            self._local.quiet = previous
-
-    def _should_send_property(self, key: str, value: Any) -> bool:
-        local = getattr(self, "_local", None)
-        if local is not None and key in getattr(local, "quiet", ()):
-            return False
-        result: bool = super()._should_send_property(key, value)
-        return result
-
     def _show(self) -> None:
         try:
             from IPython.core.interactiveshell import InteractiveShell
@@ -423,11 +405,3 @@ class NotebookInteraction(LoadsFrontend):
                 self._outputs.show(self._widget_data())
         except Exception:
             log.exception("the widget could not be displayed")
-
-
-def _error_text(error: BaseException) -> str:
-    if isinstance(error, KeyboardInterrupt):
-        return "interrupted (KeyboardInterrupt)"
-    message = str(error)
-    text = f"{type(error).__name__}: {message}" if message else type(error).__name__
-    return clean_text(text, 500)
