@@ -52,6 +52,9 @@ def held() -> Iterator[Interrupts]:
     try:
         yield interrupts
     finally:
+        # signal.signal runs a pending handler first: ours must not raise then, or the
+        # old handler would not be put back.
+        interrupts.raising = False
         # None: a handler not set from Python, which cannot be put back.
         signal.signal(signal.SIGINT, signal.default_int_handler if previous is None else previous)
         if interrupts.caught:

@@ -262,9 +262,10 @@ class MainPump:
         ident = kernel._parent_ident["shell"]
         with self.interrupts_held() as interrupts:
             # The kernel's own hooks would put its SIGINT handler back around the handler.
+            # A subshell thread dispatching meanwhile sees these too: they ignore it.
             hooks = {
-                "pre_handler_hook": interrupts.handler_starts if stoppable else _nothing,
-                "post_handler_hook": interrupts.handler_ends,
+                "pre_handler_hook": _on_main(interrupts.handler_starts if stoppable else None),
+                "post_handler_hook": _on_main(interrupts.handler_ends),
             }
             vars(kernel).update(hooks)
             try:
@@ -286,8 +287,15 @@ class MainPump:
                 kernel.set_parent(ident, parent, channel="shell")
 
 
-def _nothing() -> None:
-    pass
+def _on_main(hook: Callable[[], None] | None) -> Callable[[], None]:
+    """``hook``, called only on the main thread (the one SIGINT lands on)."""
+    main = threading.main_thread()
+
+    def on_main() -> None:
+        if hook is not None and threading.current_thread() is main:
+            hook()
+
+    return on_main
 
 
 def _main_stream(kernel: Any) -> Any:
