@@ -6,15 +6,29 @@ string back means the answer is refused (and why). Nothing here settles anything
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..driver import short
-from ..interaction import Allow, Answered, Deny, Picked, Request, Unanswered
+from ..interaction import Allow, Answered, Deny, Picked, Policy, Request, Unanswered
 from .protocol import Answer, AnswerMessage, DecidedBy, Decision, Scope
 from .rules import Rule, check_arguments, rule_for, scopes_for
 
-__all__ = ["Asked", "Interpretation", "Result", "interpret", "make_answer"]
+log = logging.getLogger(__name__)
+log.addHandler(logging.NullHandler())
+
+__all__ = [
+    "Asked",
+    "Interpretation",
+    "Result",
+    "ask_policy",
+    "by_rule",
+    "decided_by",
+    "interpret",
+    "make_answer",
+    "unanswered",
+]
 
 Result = Allow | Deny | Picked | Answered | Unanswered
 
@@ -113,6 +127,34 @@ def _choice(asked: Asked, message: AnswerMessage) -> Interpretation | str:
         return "this question takes one option"
     answer = make_answer("picked", "person", note, option_ids=picked)
     return Interpretation(answer, Picked(picked[0], tuple(picked[1:])))
+
+
+def ask_policy(policy: Policy | None, request: Request) -> Allow | Deny | None:
+    """``policy``'s decision for ``request`` (None: no rule); a failing policy denies."""
+    if policy is None:
+        return None
+    try:
+        decision = policy.decide(request)
+    except Exception:
+        log.exception("the policy failed on %s; the call is denied", request.get("tool"))
+        return Deny("rejected", "the policy failed")
+    if decision is None or isinstance(decision, (Allow, Deny)):
+        return decision
+    log.error("the policy returned %r, not Allow, Deny or None; denied", decision)
+    return Deny("rejected", "the policy gave no valid decision")
+
+
+def decided_by(result: Allow | Deny, by: DecidedBy) -> Interpretation:
+    """A permission settled by ``by`` (a policy or the fallback) without a person."""
+    if isinstance(result, Allow):
+        return Interpretation(make_answer("allow", by), result)
+    decision: Decision = "expired" if result.reason == "expired" else "deny"
+    return Interpretation(make_answer(decision, by, result.message), result)
+
+
+def by_rule(rule: Rule) -> Interpretation:
+    """A permission settled by a remembered "Allow always" rule."""
+    return Interpretation(make_answer("allow", "rule", rule=rule), Allow(), rule)
 
 
 def unanswered(asked: Asked, decision: Decision, by: DecidedBy, note: str) -> Interpretation:

@@ -19,7 +19,16 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ..interaction import Allow, Answered, Choice, Deny, Picked, Policy, Request, Unanswered
-from .answers import Asked, Interpretation, Result, interpret, make_answer, unanswered
+from .answers import (
+    Asked,
+    Interpretation,
+    Result,
+    ask_policy,
+    by_rule,
+    decided_by,
+    interpret,
+    unanswered,
+)
 from .protocol import AnswerMessage, Decision, Option, Question
 from .rules import Rule
 
@@ -114,15 +123,14 @@ class Questions:
         """Ask the policy, then the remembered rules, then the person; block until settled."""
         tool_call_id = str(request.get("tool_call_id", ""))
         q = self._open_question(tool_call_id, Asked("permission", request=dict(request)))  # type: ignore[arg-type]
-        decided = self._ask_policy(request)
+        decided = ask_policy(self.policy, request)
         if decided is not None:
-            answer = make_answer(*_decision_of(decided), "policy", _note_of(decided))
-            self._settle(q, Interpretation(answer, decided))
+            self._settle(q, decided_by(decided, "policy"))
         else:
             rule = self._rule_for(request)
             if rule is not None:
-                self._settle(q, _by_rule(rule))
-        self._await(q, lambda: self._nobody(request))
+                self._settle(q, by_rule(rule))
+        self._await(q, lambda: _nobody_there(self.fallback, request))
         result = q.settled.result if q.settled is not None else None
         return result if isinstance(result, (Allow, Deny)) else Deny("rejected")
 
@@ -199,7 +207,7 @@ class Questions:
                     if other.asked.request is not None and rule.matches(other.asked.request)
                 ]
                 for other in waiting:
-                    self._settle(other, _by_rule(rule))
+                    self._settle(other, by_rule(rule))
 
     def view_rendered(self) -> None:
         """A view rendered: someone can answer, so the grace period no longer applies."""
@@ -301,8 +309,7 @@ class Questions:
         if not isinstance(result, (Allow, Deny)):
             log.error("the fallback returned %r, not Allow or Deny; denied", result)
             result = Deny("expired")
-        answer = make_answer(*_decision_of(result), "fallback", _note_of(result))
-        self._settle(q, Interpretation(answer, result))
+        self._settle(q, decided_by(result, "fallback"))
 
     def _settle(
         self, q: QuestionState, meaning: Interpretation, by: AnswerMessage | None = None
@@ -325,36 +332,11 @@ class Questions:
                 log.exception("recording the answer to %s failed", q.id)
         return True
 
-    def _ask_policy(self, request: Request) -> Allow | Deny | None:
-        if self.policy is None:
-            return None
-        try:
-            decision = self.policy.decide(request)
-        except Exception:
-            log.exception("the policy failed on %s; the call is denied", request.get("tool"))
-            return Deny("rejected", "the policy failed")
-        if decision is None or isinstance(decision, (Allow, Deny)):
-            return decision
-        log.error("the policy returned %r, not Allow, Deny or None; denied", decision)
-        return Deny("rejected", "the policy gave no valid decision")
 
-    def _nobody(self, request: Request) -> Allow | Deny:
-        decision = None if self.fallback is None else self.fallback.decide(request)
-        return Deny("expired") if decision is None else decision
-
-
-def _by_rule(rule: Rule) -> Interpretation:
-    return Interpretation(make_answer("allow", "rule", rule=rule), Allow(), rule)
-
-
-def _decision_of(result: Allow | Deny) -> tuple[Decision]:
-    if isinstance(result, Allow):
-        return ("allow",)
-    return ("expired",) if result.reason == "expired" else ("deny",)
-
-
-def _note_of(result: Allow | Deny) -> str:
-    return result.message if isinstance(result, Deny) else ""
+def _nobody_there(fallback: Policy | None, request: Request) -> Allow | Deny:
+    """The fallback's decision (no rule: denied as expired); an error in it denies too."""
+    decision = None if fallback is None else fallback.decide(request)
+    return Deny("expired") if decision is None else decision
 
 
 def _epoch_ms(seconds_from_now: float) -> int:
