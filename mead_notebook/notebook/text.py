@@ -25,6 +25,8 @@ FLUSH_INTERVAL: Final = 0.03
 """Seconds between two text messages, at most one message per interval."""
 IDLE_EXIT: Final = 2.0
 """Seconds without text after which the thread ends once ``still_wanted()`` says so."""
+IDLE_WAIT: Final = 1.0
+"""Longest sleep of the text thread while no text is buffered (a fragment wakes it at once)."""
 
 Emit = Callable[[int, str, bool], None]
 """``emit(start, delta, send)``: store ``delta`` at UTF-16 offset ``start``; send it if asked."""
@@ -55,6 +57,8 @@ class TextStream:
         self.offset = 0
         self.next_flush = 0.0
         self._stop: threading.Event | None = None
+        self._wake = threading.Event()
+        self._sleeping = False
 
     def reset(self) -> None:
         """Forget everything for a new turn; lock held."""
@@ -63,8 +67,13 @@ class TextStream:
         self.next_flush = time.monotonic() + FLUSH_INTERVAL
 
     def append(self, fragment: str) -> None:
-        """Buffer one fragment (lock-free: list.append is atomic, only :meth:`flush` removes)."""
+        """Buffer one fragment (lock-free: list.append is atomic, only :meth:`flush` removes).
+
+        Wakes the text thread if it sleeps for want of text.
+        """
         self.pending.append(fragment)
+        if self._sleeping:
+            self._wake.set()
 
     def position(self) -> int:
         """The UTF-16 length of all text so far, buffered text included."""
@@ -117,6 +126,7 @@ class TextStream:
             if self._stop is not None:
                 self._stop.set()
                 self._stop = None
+                self._wake.set()
 
     def _loop(self, stop: threading.Event) -> None:
         idle_since = time.monotonic()
@@ -126,7 +136,7 @@ class TextStream:
                 if not self.pending:
                     if now - idle_since > IDLE_EXIT and not self._still_wanted():
                         return
-                    stop.wait(FLUSH_INTERVAL)
+                    self._sleep(stop)
                     continue
                 idle_since = now
                 if now < self.next_flush:
@@ -142,3 +152,13 @@ class TextStream:
                     self._stop = None
             if ended and self.pending:
                 self.start()
+
+    def _sleep(self, stop: threading.Event) -> None:
+        """Wait for text (or the stop) without waking every interval."""
+        self._sleeping = True
+        try:
+            if not self.pending and not stop.is_set():
+                self._wake.wait(IDLE_WAIT)
+        finally:
+            self._sleeping = False
+            self._wake.clear()
