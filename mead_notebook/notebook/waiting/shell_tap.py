@@ -14,8 +14,8 @@ The tap verifies each message's signature without recording it: the kernel's
 kernel would then reject the real message as a duplicate.
 
 It is in place while some widget is watched (a turn's start to its end) and
-removed afterwards. On 7.0 - 7.3, whose replies bypass the shell stream, it also
-re-checks the shell socket for a message that arrived unnoticed meanwhile.
+removed afterwards. Installing it the first time also routes 7.0 - 7.3's replies
+through the shell stream, which those versions bypass (:mod:`.reply_path`).
 """
 
 from __future__ import annotations
@@ -27,16 +27,15 @@ from collections.abc import Callable
 from typing import Any, ClassVar, Final
 
 from ...errors import UnsupportedKernelError
+from . import reply_path
 from .common import WATCHED, waker
-from .kernel import INSTEAD, features, require
+from .kernel import INSTEAD, require
 
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
 
 INSTALL_TIMEOUT: Final = 5.0
 """Bound on installing the tap from the shell channel thread (seconds)."""
-KICK_INTERVAL_MS: Final = 100
-"""How often the shell channel thread re-checks its socket for unread messages (7.0 - 7.3)."""
 
 
 class ShellTap:
@@ -58,7 +57,6 @@ class ShellTap:
                 "the shell stream has no receive callback to wrap: " + INSTEAD
             )
         self.original: Callable[[list[Any]], Any] | None = None
-        self.kick: Any = None
 
     @classmethod
     def check(cls, kernel: Any) -> None:
@@ -117,35 +115,12 @@ class ShellTap:
                 raise UnsupportedKernelError("the shell stream has no receive callback: " + INSTEAD)
             self.original = original
             self.stream.on_recv(self._receive, copy=False)
-            if features(self.kernel).unread_after_reply:
-                self._start_kick()
+            reply_path.install(self.kernel)
         elif not len(WATCHED) and self.original is not None:
             if self.stream._recv_callback != self._receive:
                 return  # wrapped again since: leave ours in place, it forwards nothing now
             self.stream.on_recv(self.original, copy=False)
             self.original = None
-            if self.kick is not None:
-                self.kick.stop()
-                self.kick = None
-
-    def _start_kick(self) -> None:
-        # ipykernel 7.0 - 7.3 sends replies on the shell socket outside its ZMQStream; the
-        # socket's edge-triggered descriptor can then miss a message that arrived meanwhile,
-        # which waits unread (the next cell never runs). Re-check the socket now and then.
-        from tornado.ioloop import PeriodicCallback
-
-        self.kick = PeriodicCallback(self._kick, KICK_INTERVAL_MS)
-        self.kick.start()
-
-    def _kick(self) -> None:
-        try:
-            import zmq
-
-            socket = self.stream.socket
-            if socket is not None and socket.get(zmq.EVENTS) & zmq.POLLIN:
-                self.stream._handle_events(socket, 0)
-        except Exception:
-            log.debug("could not re-check the shell socket", exc_info=True)
 
     def _receive(self, frames: list[Any]) -> Any:
         try:
