@@ -1,10 +1,10 @@
 """``NotebookInteraction``: the widget that shows a turn live and asks the person.
 
 It implements :class:`~mead_notebook.interaction.Interaction` and
-:class:`~mead_notebook.interaction.TurnHooks`. The whole turn lives in synced
-traits (``docs/widget-protocol.md``); while the turn runs, the growing ``text``
-and ``calls`` travel as small custom messages and are synced in full once at
-its end, so a saved notebook's widget state holds the whole turn.
+:class:`~mead_notebook.interaction.TurnHooks`: each callback becomes a change to
+the turn's synced state (:mod:`.synced`), each question waits in
+:mod:`.questions`, and each frontend message is parsed (:mod:`.protocol`) and
+handed to whatever it answers or cancels.
 """
 
 from __future__ import annotations
@@ -14,9 +14,7 @@ import math
 import os
 import threading
 from collections.abc import Callable
-from typing import Any, Final
-
-import traitlets
+from typing import Any
 
 from ..calls import Call
 from ..interaction import (
@@ -34,24 +32,21 @@ from ..turn import TurnResult
 from . import cards
 from . import waiting as _waiting
 from .auditing import Auditor
-from .frontend import LoadsFrontend
 from .outputs import Outputs
-from .protocol import CallMessage, Card, Question, TextMessage, clean_text, parse
+from .protocol import Question, parse
 from .questions import Questions, QuestionState
-from .quiet import QuietSync
 from .rules import Rule
-from .text import FLUSH_INTERVAL, TextStream, error_text
-from .transcript import TurnState, summary
+from .synced import SyncedTurn
+from .text import FLUSH_INTERVAL
+from .transcript import summary
 
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
 
 __all__ = ["FLUSH_INTERVAL", "NotebookInteraction"]
 
-_TURN_KEYS: Final = ("prompt", "status", "stop_reason", "error", "text", "calls", "order")
 
-
-class NotebookInteraction(QuietSync, LoadsFrontend):
+class NotebookInteraction(SyncedTurn):
     """Shows a turn in the notebook and asks the person about tool calls.
 
     ``timeout`` bounds every question (``None``: no bound, but only once a view has
@@ -63,23 +58,6 @@ class NotebookInteraction(QuietSync, LoadsFrontend):
     ``audit`` is a path: every request and its outcome is appended there as JSON
     Lines (read it back with :func:`mead_notebook.audit.read`).
     """
-
-    prompt = traitlets.Unicode("").tag(sync=True)
-    """The turn's prompt."""
-    status = traitlets.Unicode("idle").tag(sync=True)
-    """``idle``, ``running``, ``done``, ``error`` or ``interrupted``."""
-    stop_reason = traitlets.Unicode("").tag(sync=True)
-    """Why the turn ended (``end_turn``, ``max_rounds``, ``interrupted``); empty while running."""
-    error = traitlets.Unicode("").tag(sync=True)
-    """The turn's error message, empty if none."""
-    text = traitlets.Unicode("").tag(sync=True)
-    """All text streamed so far (Markdown); changes travel as ``text`` messages."""
-    calls = traitlets.Dict().tag(sync=True)
-    """Tool-call cards by ``tool_call_id``; changes travel as ``call`` messages."""
-    order = traitlets.List(traitlets.Unicode()).tag(sync=True)
-    """The ``tool_call_id`` of every card, in the order the cards appeared."""
-    keyboard = traitlets.Bool(True).tag(sync=True)
-    """Whether a focused question answers keys (Enter, Esc, numbers)."""
 
     def __init__(
         self,
@@ -102,13 +80,11 @@ class NotebookInteraction(QuietSync, LoadsFrontend):
         for name, value in (("policy", policy), ("fallback", fallback)):
             if value is not None and not callable(getattr(value, "decide", None)):
                 raise TypeError(f"{name} needs a decide(request) method: {value!r}")
-        self._lock = threading.RLock()
         self._auto_display = display
         self._auditor: Auditor | None = None
         self._outputs = Outputs()
         self._handles: dict[str, Call] = {}
         self._cancel_requested: set[str] = set()
-        self._text = TextStream(self._lock, self._emit_text, self._streaming)
         self._questions = Questions(
             show=self._show_question,
             wait=self._wait,
@@ -172,18 +148,6 @@ class NotebookInteraction(QuietSync, LoadsFrontend):
         data = bundle[0] if isinstance(bundle, tuple) else bundle
         return {**data, "text/plain": repr(self)} if isinstance(data, dict) else {}
 
-    def _turn_state(self) -> TurnState:
-        with self._lock:
-            return TurnState(
-                prompt=self.prompt,
-                status=self.status,
-                stop_reason=self.stop_reason,
-                error=self.error,
-                text=self.text,
-                calls=dict(self.calls),
-                order=list(self.order),
-            )
-
     # -- TurnHooks --------------------------------------------------------------------------
 
     def turn_started(self, context: Any, prompt: str) -> None:
@@ -197,18 +161,9 @@ class NotebookInteraction(QuietSync, LoadsFrontend):
         with self._lock:
             if self._auditor is not None:
                 self._auditor.turn += 1
-            self._text.reset()
             self._handles.clear()
             self._cancel_requested.clear()
-            with self._quiet(*_TURN_KEYS):
-                self.prompt = clean_text(str(prompt))
-                self.status = "running"
-                self.stop_reason = ""
-                self.error = ""
-                self.text = ""
-                self.calls = {}
-                self.order = []
-            self.send_state(list(_TURN_KEYS))
+            self._begin(prompt)
         try:
             _waiting.watch(self)
         except Exception:
@@ -237,24 +192,8 @@ class NotebookInteraction(QuietSync, LoadsFrontend):
             or (error is not None and not isinstance(error, Exception))
         )
         with self._lock:
-            self._text.flush(send=False)
-            if not self.text and result.text:
-                self._text.put(clean_text(result.text), send=False)
-            for tool_call_id in list(self.order):
-                ended = cards.end_open(self.calls[tool_call_id])
-                if ended is not None:
-                    self._put_card(ended, send=False)
-            with self._quiet(*_TURN_KEYS):
-                if interrupted:
-                    self.status = self.stop_reason = "interrupted"
-                elif error is not None:
-                    self.status = self.stop_reason = "error"
-                else:
-                    self.status = "done"
-                    self.stop_reason = result.stop_reason
-                self.error = "" if error is None else error_text(error)
             self._handles.clear()
-            self.send_state(["status", "stop_reason", "error", "text", "calls", "order"])
+            self._finish(result, error, interrupted)
         self._outputs.turn_ended(self._widget_data, self._turn_state)
 
     def interrupt(self, context: Any) -> None:
@@ -330,15 +269,6 @@ class NotebookInteraction(QuietSync, LoadsFrontend):
     def _on_custom_msg(self, widget: Any, content: Any, buffers: Any) -> None:
         self.deliver(content)
 
-    def _handle_msg(self, msg: Any) -> None:
-        data = msg.get("content", {}).get("data") if isinstance(msg, dict) else None
-        if isinstance(data, dict) and data.get("method") == "request_state":
-            with self._lock:
-                self._text.flush(send=False)
-                self.send_state()
-            return
-        super()._handle_msg(msg)
-
     def _cancel(self, tool_call_id: str) -> None:
         with self._lock:
             if tool_call_id in self._cancel_requested:
@@ -351,39 +281,11 @@ class NotebookInteraction(QuietSync, LoadsFrontend):
             self._cancel_requested.add(tool_call_id)
         call.cancel()
 
-    # -- cards and text -------------------------------------------------------------------
-
-    def _card(self, tool_call_id: str) -> Card:
-        card: Card | None = self.calls.get(tool_call_id)
-        if card is None:
-            card = cards.new_card(tool_call_id, text_offset=self._text.position())
-        return card
+    # -- questions -------------------------------------------------------------------------
 
     def _show_question(self, tool_call_id: str, question: Question) -> None:
         with self._lock:
             self._put_card(cards.with_question(self._card(tool_call_id), question))
-
-    def _put_card(self, card: Card, *, send: bool = True) -> None:
-        """Store the card and send it; lock held. Text streamed before it goes first."""
-        if send and self._text.due():
-            self._text.flush()
-        tool_call_id = card["tool_call_id"]
-        with self._quiet("calls", "order"):
-            if tool_call_id not in self.calls:
-                self.order = [*self.order, tool_call_id]
-            self.calls = {**self.calls, tool_call_id: card}
-        if send:
-            self.send(CallMessage(type="call", card=card))
-
-    def _emit_text(self, start: int, delta: str, send: bool) -> None:
-        delta = clean_text(delta)
-        with self._quiet("text"):
-            self.text = self.text + delta
-        if send:
-            self.send(TextMessage(type="text", start=start, delta=delta))
-
-    def _streaming(self) -> bool:
-        return self.status == "running" and self.comm is not None
 
     def _audit_decision(self, q: QuestionState) -> None:
         if self._auditor is not None:
