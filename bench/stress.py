@@ -17,7 +17,11 @@ cells that ended otherwise than expected or a next cell that did not run (cells)
 and tracebacks the kernel printed or logged (errors). Bounded by ``--rounds`` and
 ``--seconds`` per configuration; loopback only.
 
-Run: .venv/bin/python bench/stress.py [--rounds 30] [--seconds 120] [--versions 7.4.0 ...]
+``--plain`` runs the same storm against kernels where the library never runs
+(cells that print at the same pace and create the same widgets; interrupts at
+random moments), for comparison.
+
+Run: .venv/bin/python bench/stress.py [--rounds 30] [--seconds 120] [--versions 7.4.0 ...] [--plain]
 """
 
 from __future__ import annotations
@@ -71,6 +75,23 @@ def stress_router(before, after):
 '''
 """The paced model and the widget-making tool of the stress turns."""
 
+PLAIN = """
+import time
+import ipywidgets
+
+def plain_round(before, after):
+    for i in range(before):
+        time.sleep(0.002)
+        print(f"a{i} ", end="", flush=True)
+    made = [ipywidgets.IntSlider(value=i) for i in range(40)]
+    for w in made:
+        w.close()
+    for i in range(after):
+        time.sleep(0.002)
+        print(f"b{i} ", end="", flush=True)
+"""
+"""``--plain``: the same cell's pace and widgets, in a kernel where the library never ran."""
+
 
 def expected_text(before: int, after: int) -> str:
     second = "".join(f"b{i} " for i in range(after)) or "."
@@ -114,12 +135,18 @@ def streamed(fe: Frontend, comm_id: str) -> str:
     return text
 
 
-def one_round(fe: Frontend, rng: random.Random, n: int, counts: Counts, pages: int) -> None:
+def one_round(
+    fe: Frontend, rng: random.Random, n: int, counts: Counts, pages: int, plain: bool
+) -> None:
     racing = n % 3 == 2
     is_async = n % 2 == 1
     before, after = rng.randrange(20, 80), 0 if racing else rng.randrange(20, 80)
     call = "await stress_router({}, {}).arun" if is_async else "stress_router({}, {}).run"
     cell = f"report({call.format(before, after)}('go', interaction=widget()))"
+    interrupt_at: float | None = None
+    if plain:
+        cell = f"plain_round({before}, {after})"
+        interrupt_at = rng.uniform(0.05, 0.2) if racing else None
     fe.widgets.clear()
     since = len(fe.iopub)
     started = time.monotonic()
@@ -131,6 +158,12 @@ def one_round(fe: Frontend, rng: random.Random, n: int, counts: Counts, pages: i
     def step() -> bool:
         while moments and time.monotonic() - started >= moments[0]:
             sent.append(reload_page(fe, moments.pop(0)))
+        if plain:
+            due = interrupt_at is not None and time.monotonic() - started >= interrupt_at
+            if due and not answered[0]:
+                answered[0] = True
+                fe.km.interrupt_kernel()
+            return not moments and msg_id in fe.replies and fe.idle(msg_id)
         card = fe.open_question()
         if card is not None and not answered[0]:
             answered[0] = True
@@ -168,7 +201,7 @@ def one_round(fe: Frontend, rng: random.Random, n: int, counts: Counts, pages: i
             counts.notes.append(f"round {n}: a page got no {what} ({page.at:.3f} s in)")
         counts.lost += lost
         counts.misrouted += max(0, got - 1)
-    for comm_id, widget in fe.widgets.items():
+    for comm_id, widget in () if plain else fe.widgets.items():
         if widget.state.get("status") == "running":
             counts.stuck += 1
             counts.notes.append(f"round {n}: widget {comm_id[:8]} left running")
@@ -182,7 +215,9 @@ def one_round(fe: Frontend, rng: random.Random, n: int, counts: Counts, pages: i
         if "Traceback (most recent call last)" in text:
             counts.errors += 1
             counts.notes.append(f"round {n}: " + " | ".join(text.strip().splitlines()[::-1][:1]))
-    if outcome == "ok" and result_of(fe.stdout(msg_id))["stop"] != "end_turn":
+    if plain:
+        pass
+    elif outcome == "ok" and result_of(fe.stdout(msg_id))["stop"] != "end_turn":
         counts.cells += 1
     try:
         reply_next, out = fe.run("print('NEXT')", timeout=15)
@@ -210,7 +245,7 @@ def run_config(version: str, subshell: bool, args: argparse.Namespace) -> Counts
     log = Path(tempfile.mkdtemp(prefix="mead-stress-")) / "kernel.log"
     fe = Frontend(version, log.parent, subshell=subshell, log=log)
     try:
-        for setup in (SETUP, STRESS):
+        for setup in (PLAIN,) if args.plain else (SETUP, STRESS):
             reply, _ = fe.run(setup, timeout=60)
             assert reply["status"] == "ok", reply
         fe.render = True
@@ -219,7 +254,7 @@ def run_config(version: str, subshell: bool, args: argparse.Namespace) -> Counts
         for n in range(args.rounds):
             if time.monotonic() > end:
                 break
-            one_round(fe, rng, n, counts, args.pages)
+            one_round(fe, rng, n, counts, args.pages, args.plain)
     finally:
         fe.close()
     text = log.read_text(errors="replace")
@@ -238,6 +273,9 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=6, help="pages reloading per round")
     parser.add_argument("--versions", nargs="+", default=None)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--plain", action="store_true", help="the same storm on kernels where the library never ran"
+    )
     args = parser.parse_args()
     columns = ("rounds", "pages", "lost", "misrouted", "stuck", "text", "cells", "errors")
     print(f"{'ipykernel':<16}" + "".join(f"{c:>10}" for c in columns))
