@@ -14,7 +14,10 @@ Counted per configuration: pages that got no ``kernel_info_reply`` or no
 asked for (misrouted), widgets left showing ``running`` after their cell ended
 (stuck), turns whose streamed text differs from the text they ended with (text),
 cells that ended otherwise than expected or a next cell that did not run (cells),
-and tracebacks the kernel printed or logged (errors). Bounded by ``--rounds`` and
+interrupted cells that went idle without an ``execute_reply`` (unreplied: ipykernel
+itself drops the reply when an interrupt lands as a cell ends, on every version,
+with or without this library), and tracebacks the kernel printed or logged
+(errors). Bounded by ``--rounds`` and
 ``--seconds`` per configuration; loopback only.
 
 ``--plain`` runs the same storm against kernels where the library never runs
@@ -93,6 +96,10 @@ def plain_round(before, after):
 """``--plain``: the same cell's pace and widgets, in a kernel where the library never ran."""
 
 
+UNREPLIED = 3.0
+"""How long after its cell went idle a missing ``execute_reply`` counts as never coming (s)."""
+
+
 def expected_text(before: int, after: int) -> str:
     second = "".join(f"b{i} " for i in range(after)) or "."
     return "".join(f"a{i} " for i in range(before)) + second
@@ -107,6 +114,7 @@ class Counts:
     stuck: int = 0
     text: int = 0
     cells: int = 0
+    unreplied: int = 0
     errors: int = 0
     notes: list[str] = field(default_factory=list)
 
@@ -154,6 +162,15 @@ def one_round(
     sent: list[Page] = []
     msg_id = fe.execute(cell)
     answered = [False]
+    idle_since: list[float] = []
+
+    def ended() -> bool:
+        """The cell's reply is in, or it went idle UNREPLIED s ago without one."""
+        if not fe.idle(msg_id):
+            return False
+        if not idle_since:
+            idle_since.append(time.monotonic())
+        return msg_id in fe.replies or time.monotonic() - idle_since[0] > UNREPLIED
 
     def step() -> bool:
         while moments and time.monotonic() - started >= moments[0]:
@@ -163,7 +180,7 @@ def one_round(
             if due and not answered[0]:
                 answered[0] = True
                 fe.km.interrupt_kernel()
-            return not moments and msg_id in fe.replies and fe.idle(msg_id)
+            return not moments and ended()
         card = fe.open_question()
         if card is not None and not answered[0]:
             answered[0] = True
@@ -176,7 +193,7 @@ def one_round(
             if racing:
                 time.sleep(rng.uniform(0.0, 0.005))
                 fe.km.interrupt_kernel()
-        return not moments and msg_id in fe.replies and fe.idle(msg_id)
+        return not moments and ended()
 
     try:
         fe.drive(step, 30, "the round's cell")
@@ -186,7 +203,14 @@ def one_round(
         return
     counts.rounds += 1
     counts.pages += len(sent)
-    reply = fe.replies[msg_id]["content"]
+    if msg_id not in fe.replies:
+        counts.unreplied += 1
+        if not answered[0] or not racing:
+            counts.cells += 1
+        counts.notes.append(f"round {n}: the cell went idle without a reply")
+    reply = fe.replies.get(msg_id, {"content": {"status": "error", "ename": "KeyboardInterrupt"}})[
+        "content"
+    ]
     expected = ["ok"] if not racing else ["ok", "KeyboardInterrupt", "CancelledError"]
     outcome = reply["status"] if reply["status"] == "ok" else reply.get("ename")
     if outcome not in expected:
@@ -277,7 +301,17 @@ def main() -> None:
         "--plain", action="store_true", help="the same storm on kernels where the library never ran"
     )
     args = parser.parse_args()
-    columns = ("rounds", "pages", "lost", "misrouted", "stuck", "text", "cells", "errors")
+    columns = (
+        "rounds",
+        "pages",
+        "lost",
+        "misrouted",
+        "stuck",
+        "text",
+        "cells",
+        "unreplied",
+        "errors",
+    )
     print(f"{'ipykernel':<16}" + "".join(f"{c:>10}" for c in columns))
     for param in CONFIGS:
         version, subshell = param.values[0]  # type: ignore[misc]
