@@ -239,9 +239,7 @@ def one_round(
         if "Traceback (most recent call last)" in text:
             counts.errors += 1
             counts.notes.append(f"round {n}: " + " | ".join(text.strip().splitlines()[::-1][:1]))
-    if plain:
-        pass
-    elif outcome == "ok" and result_of(fe.stdout(msg_id))["stop"] != "end_turn":
+    if not plain and outcome == "ok" and result_of(fe.stdout(msg_id))["stop"] != "end_turn":
         counts.cells += 1
     try:
         reply_next, out = fe.run("print('NEXT')", timeout=15)

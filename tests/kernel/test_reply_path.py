@@ -21,14 +21,15 @@ from .frontend import Frontend
 
 pytestmark = pytest.mark.kernel
 
-HOLD_THEN_REPLY = '''
+HOLD_THEN_REPLY = """
 import select
 from ipykernel.kernelbase import Kernel
 
 def _hold_then_reply():
     k = Kernel.instance()
     parent = k.get_parent("shell")
-    k.session.send(k.iopub_socket, "stream", {"name": "stdout", "text": "HOLDING\\n"}, parent=parent)
+    holding = {"name": "stdout", "text": "HOLDING\\n"}
+    k.session.send(k.iopub_socket, "stream", holding, parent=parent)
     # Wait (bounded) until a request has arrived: the socket's descriptor is signalled.
     select.select([k.shell_stream.socket.FD], [], [], 5.0)
     reply = k.session.msg("stream", {"name": "stdout", "text": "a reply"}, parent=parent)
@@ -36,7 +37,7 @@ def _hold_then_reply():
     k.shell_channel_thread.manager._main_to_shell_channel.to_stream._recv_callback(frames)
 
 Kernel.instance().shell_channel_thread.io_loop.add_callback(_hold_then_reply)
-'''
+"""
 """Hold the shell channel thread until a request arrives, then send a reply."""
 
 FAULTY = [v for v in KERNEL_VERSIONS if v.startswith("7.") and v < "7.4"]

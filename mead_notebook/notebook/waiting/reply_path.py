@@ -5,9 +5,9 @@ from each subshell) with a raw ``send_multipart`` on the shell socket. The socke
 descriptor is edge-triggered: a raw send made just as a request arrives consumes
 the signal, the shell stream is never told, and the request waits unread with
 every later one behind it. The kernel looks hung: no ``kernel_info_reply`` for a
-reloading page, and the next cell never runs. A plain kernel does this too, rarely;
-while a question waits the main thread answers connecting pages during the cell, so
-replies, and the chance of it, grow.
+reloading page, and the next cell never runs. A kernel where this library never ran
+does it too (``bench/stress.py --plain``); while a question waits the main thread
+also answers connecting pages during the cell, so there are more replies to race.
 
 ipykernel 7.4 fixed it by sending replies through the shell stream, which reads
 what arrived before it writes. :func:`install` puts that same path in place, once
@@ -18,15 +18,12 @@ it there: the kernel keeps it after the turn.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import Any
 
 from .kernel import features
 
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
-
-Send = Callable[[list[Any]], None]
 
 
 def install(kernel: Any) -> bool:
