@@ -90,12 +90,23 @@ def test_state_requests_while_widgets_are_created_are_all_answered(fe: Frontend,
     finished_turn(fe)
     control = connected_page(fe)
     fe.responder = lambda card: ALLOW
+    since = len(fe.iopub)
     msg_id = fe.execute(cell)
-    fe.drive(lambda: "CHURNING" in fe.stdout(msg_id), 30, "widgets being created")
+
+    def churning() -> list[str]:
+        """The cells whose output says CHURNING, since this one was sent."""
+        return [
+            m["parent_header"].get("msg_id")
+            for m in fe.iopub[since:]
+            if m["msg_type"] == "stream" and "CHURNING" in m["content"]["text"]
+        ]
+
+    fe.drive(lambda: bool(churning()), 30, "widgets being created")
     for _ in range(6):
         fe.request_states(control)
         pause(fe, 0.2)
     assert fe.wait_reply(msg_id, 30)["content"]["status"] == "ok"
+    assert churning() == [msg_id], f"the output went to {churning()}, not the cell {msg_id}"
     fe.drive(
         lambda: len(fe.comm_sent(control, "update_states")) >= 7, 20, "an answer to each request"
     )

@@ -306,3 +306,27 @@ def test_nothing_stays_watched_after_the_turns(fe: Frontend) -> None:
     )
     assert reply["status"] == "ok", reply
     assert out.split() == ["WATCHED", "0", "TAPPED", "False", "KERNEL", "True"]
+
+
+PRINTING = """
+@tool
+def printing(word: str) -> str:
+    \"\"\"Print a word from the tool's thread.\"\"\"
+    print('TOOL SAYS', word, flush=True)
+    return word
+"""
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_what_a_tool_prints_shows_in_the_cell_that_runs_the_turn(fe: Frontend, kind: str) -> None:
+    reply, _ = fe.run(PRINTING)
+    assert reply["status"] == "ok", reply
+    fe.responder = lambda card: ALLOW
+    turn = (
+        "Router(ScriptedModel([[ToolCall('printing', {'word': 'hello'})], ['done']]), [printing])"
+    )
+    call = f"await {turn}.arun" if kind == "async" else f"{turn}.run"
+    msg_id = fe.execute(f"report({call}('go', interaction=widget()))")
+    assert fe.wait_reply(msg_id, 60)["content"]["status"] == "ok"
+    elsewhere = {p: t for p, t in fe.streams_by_parent().items() if "TOOL SAYS" in t}
+    assert "TOOL SAYS hello\n" in fe.stdout(msg_id), f"the tool's output went to {elsewhere}"
