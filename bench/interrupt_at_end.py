@@ -3,8 +3,9 @@
 No part of this library runs: for each ipykernel of the test matrix, a real kernel
 runs a short cell (``time.sleep(0.05)``, or ``--async``: ``await asyncio.sleep(0.05)``)
 and is interrupted 30 - 70 ms after the cell was sent, around the moment it ends.
-Counted: cells that went idle without an ``execute_reply`` (a frontend shows them
-running for good), and whether the next cell still ran. This is the baseline for
+Counted: cells that got no ``execute_reply`` (a frontend shows them running for
+good), and of those, how many left the kernel answering nothing more (the next
+cell got no reply either; the kernel is then replaced). This is the baseline for
 the ``unreplied`` column of ``bench/stress.py``.
 
 Run: .venv/bin/python bench/interrupt_at_end.py [--cells 150] [--async] [--versions 7.4.0 ...]
@@ -29,25 +30,37 @@ from kernel.frontend import Frontend  # noqa: E402
 def run_version(version: str, cells: int, code: str, seed: int) -> dict[str, int]:
     rng = random.Random(seed)
     counts = {"cells": 0, "unreplied": 0, "next cell failed": 0}
-    log = Path(tempfile.mkdtemp(prefix="mead-at-end-")) / "kernel.log"
-    fe = Frontend(version, log.parent, log=log)
+    workdir = Path(tempfile.mkdtemp(prefix="mead-at-end-"))
+    fe = start(version, workdir)
     try:
-        fe.run("import asyncio, time", timeout=30)
         for _ in range(cells):
             sent = fe.execute(code)
             time.sleep(rng.uniform(0.03, 0.07))
             fe.km.interrupt_kernel()
             counts["cells"] += 1
             try:
-                fe.drive(lambda sent=sent: sent in fe.replies, 8, "the cell's reply")
+                fe.drive(lambda f=fe, s=sent: s in f.replies, 8, "the cell's reply")
             except AssertionError:
                 counts["unreplied"] += 1
-                _, out = fe.run("print('NEXT')", timeout=20)
-                counts["next cell failed"] += out != "NEXT\n"
+                try:
+                    _, out = fe.run("print('NEXT')", timeout=20)
+                    failed = out != "NEXT\n"
+                except AssertionError:
+                    failed = True
+                if failed:  # the kernel no longer answers: count it and start another
+                    counts["next cell failed"] += 1
+                    fe.close()
+                    fe = start(version, workdir)
             time.sleep(0.1)
     finally:
         fe.close()
     return counts
+
+
+def start(version: str, workdir: Path) -> Frontend:
+    fe = Frontend(version, workdir, log=workdir / "kernel.log")
+    fe.run("import asyncio, time", timeout=30)
+    return fe
 
 
 def main() -> None:
