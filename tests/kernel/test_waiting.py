@@ -298,7 +298,7 @@ def test_nothing_stays_watched_after_the_turns(fe: Frontend) -> None:
     reply, out = fe.run(
         "from mead_notebook.notebook.waiting import common, shell_tap\n"
         "kernel = get_ipython().kernel\n"
-        "tap = shell_tap.ShellTap._taps.get(kernel)\n"
+        "tap = shell_tap.ShellTap._instances.get(kernel)\n"
         "stream = kernel.shell_stream\n"
         "own = getattr(kernel, 'shell_channel_thread_main', None)\n"
         "print('WATCHED', len(common.WATCHED), 'TAPPED', tap is not None and tap.installed,\n"

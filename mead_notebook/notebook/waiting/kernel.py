@@ -11,7 +11,7 @@ import sys
 import threading
 import weakref
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, ClassVar, Final, TypeVar
 
 from ...errors import UnsupportedKernelError
 
@@ -36,6 +36,46 @@ class Features:
     """A shell channel thread receives every shell message (ipykernel 7.0+)."""
     unread_after_reply: bool
     """Replies bypass the shell stream, which can leave a message unread (7.0 - 7.3)."""
+
+
+T = TypeVar("T", bound="PerKernel")
+
+
+class PerKernel:
+    """A piece of waiting machinery made once per kernel, on first use.
+
+    Its constructor looks up every kernel piece it needs, so :meth:`check` (which
+    builds a throwaway one) raises :class:`UnsupportedKernelError` when one is missing.
+    """
+
+    _instances: ClassVar[weakref.WeakKeyDictionary[Any, Any]]
+    _instances_lock: ClassVar[threading.Lock]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._instances = weakref.WeakKeyDictionary()
+        cls._instances_lock = threading.Lock()
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+
+    @classmethod
+    def check(cls, kernel: Any) -> None:
+        """Raise :class:`UnsupportedKernelError` if the kernel lacks a piece this needs."""
+        cls(kernel)
+
+    @classmethod
+    def of(cls: type[T], kernel: Any) -> T:
+        """The kernel's instance, made (and :meth:`created`) on first use."""
+        with cls._instances_lock:
+            found: T | None = cls._instances.get(kernel)
+            if found is None:
+                found = cls._instances[kernel] = cls(kernel)
+                found.created()
+            return found
+
+    def created(self) -> None:
+        """Called once, when :meth:`of` makes the kernel's instance."""
 
 
 _features: weakref.WeakKeyDictionary[Any, Features] = weakref.WeakKeyDictionary()

@@ -30,15 +30,14 @@ import inspect
 import logging
 import threading
 import time
-import weakref
 from collections.abc import Callable, Iterator
-from typing import Any, ClassVar, Final
+from typing import Any, Final
 
 from ...errors import UnsupportedKernelError
 from . import interrupts as _interrupts
 from .common import WAITS, WATCHED, waker
 from .diversion import Diversion
-from .kernel import COMM_TYPES, INFO_TYPES, INSTEAD, features, require, version
+from .kernel import COMM_TYPES, INFO_TYPES, INSTEAD, PerKernel, features, require, version
 from .messages import CONTROL_TARGET, Kind, classify
 
 log = logging.getLogger(__name__)
@@ -52,14 +51,11 @@ _handed_back: set[asyncio.Future[Any]] = set()
 """The kernel's handlers of messages handed back, until they finish (ipykernel 7)."""
 
 
-class MainPump:
+class MainPump(PerKernel):
     """Reads and sorts the main shell's messages on the main thread."""
 
-    _pumps: ClassVar[weakref.WeakKeyDictionary[Any, MainPump]] = weakref.WeakKeyDictionary()
-    _lock: ClassVar[threading.Lock] = threading.Lock()
-
     def __init__(self, kernel: Any) -> None:
-        self.kernel = kernel
+        super().__init__(kernel)
         self.session = require(kernel, "session", "session")
         self.stream = _main_stream(kernel)
         self.dispatch = require(kernel, "dispatch_shell", "dispatch_shell")
@@ -79,19 +75,6 @@ class MainPump:
         """ipykernel 7.4+ dispatches comm messages itself while a cell holds the main shell."""
         self.busy = False
         self.interrupts: _interrupts.Interrupts | None = None
-
-    @classmethod
-    def check(cls, kernel: Any) -> None:
-        """Raise :class:`UnsupportedKernelError` if the kernel lacks a piece of the pump."""
-        cls(kernel)
-
-    @classmethod
-    def of(cls, kernel: Any) -> MainPump:
-        with cls._lock:
-            pump = cls._pumps.get(kernel)
-            if pump is None:
-                pump = cls._pumps[kernel] = cls(kernel)
-            return pump
 
     # -- entry points ---------------------------------------------------------------
 

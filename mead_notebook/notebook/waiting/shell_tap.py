@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import logging
 import threading
-import weakref
 from collections.abc import Callable
-from typing import Any, ClassVar, Final
+from typing import Any, Final
 
 from ...errors import UnsupportedKernelError
 from . import reply_path
 from .common import WATCHED, waker
-from .kernel import INSTEAD, require
+from .kernel import INSTEAD, PerKernel, require
 
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
@@ -38,14 +37,11 @@ INSTALL_TIMEOUT: Final = 5.0
 """Bound on installing the tap from the shell channel thread (seconds)."""
 
 
-class ShellTap:
+class ShellTap(PerKernel):
     """The wrapper around one kernel's shell channel receive callback."""
 
-    _taps: ClassVar[weakref.WeakKeyDictionary[Any, ShellTap]] = weakref.WeakKeyDictionary()
-    _lock: ClassVar[threading.Lock] = threading.Lock()
-
     def __init__(self, kernel: Any) -> None:
-        self.kernel = kernel
+        super().__init__(kernel)
         self.session = require(kernel, "session", "session")
         self.stream = require(kernel, "shell_stream", "shell stream")
         self.thread = require(kernel, "shell_channel_thread", "shell channel thread")
@@ -58,19 +54,8 @@ class ShellTap:
             )
         self.original: Callable[[list[Any]], Any] | None = None
 
-    @classmethod
-    def check(cls, kernel: Any) -> None:
-        """Raise :class:`UnsupportedKernelError` if the kernel lacks a piece of the tap."""
-        cls(kernel)
-
-    @classmethod
-    def of(cls, kernel: Any) -> ShellTap:
-        with cls._lock:
-            tap = cls._taps.get(kernel)
-            if tap is None:
-                tap = cls._taps[kernel] = cls(kernel)
-                WATCHED.subscribe(lambda: tap.sync(wait=False))
-            return tap
+    def created(self) -> None:
+        WATCHED.subscribe(lambda: self.sync(wait=False))
 
     @property
     def installed(self) -> bool:
