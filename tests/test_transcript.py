@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from html import escape as html_escape
 from html.parser import HTMLParser
@@ -242,57 +243,17 @@ def test_the_summary_counts_calls_by_outcome() -> None:
 # -- Markdown --------------------------------------------------------------------------
 
 
+COPY_TURN = json.loads((Path(__file__).parent / "shared" / "copy-turn.json").read_text())
+"""A turn and its Markdown, shared with the frontend's Copy test (js/test/transcript.test.js)."""
+
+
 def copy_example() -> TurnState:
-    """The state of the frontend's Copy test (js/test/transcript.test.js)."""
-    allowed = question(answer=answer("allow"))
-    chose = question(
-        "choice",
-        id="q2",
-        prompt="Which colour?",
-        options=[{"id": "red", "label": "Red"}, {"id": "blue", "label": "Blue"}],
-        answer=answer("picked", option_id="red", option_ids=["red"]),
-    )
-    write = card(
-        "w",
-        16,
-        status="completed",
-        arguments={"path": "a.txt", "text": "use ```fences```"},
-        result="wrote 3 bytes",
-        question=allowed,
-    )
-    ask = card("q", 16, tool="ask_user", status="completed", question=chose)
-    return state("Let me write it.Done: see `a.txt`.", write, ask, prompt="write a\nnote")
+    state: TurnState = copy.deepcopy(COPY_TURN["state"])
+    return state
 
 
 def test_markdown_is_the_frontends_copy() -> None:
-    assert transcript.to_markdown(copy_example()) == "\n".join(
-        [
-            "> write a",
-            "> note",
-            "",
-            "Let me write it.",
-            "",
-            "**Tool call** `write_file` on `local`: Completed · Allowed by you",
-            "",
-            "````json",
-            '{"path":"a.txt","text":"use ```fences```"}',
-            "````",
-            "",
-            "Result:",
-            "",
-            "```text",
-            "wrote 3 bytes",
-            "```",
-            "",
-            "**Question:** Which colour? (Answered · Chose “Red” by you)",
-            "",
-            "- [x] Red",
-            "- [ ] Blue",
-            "",
-            "Done: see `a.txt`.",
-            "",
-        ]
-    )
+    assert transcript.to_markdown(copy_example()) == COPY_TURN["markdown"]
 
 
 def test_the_plain_text_starts_with_the_final_summary() -> None:

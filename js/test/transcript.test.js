@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { readState } from "../src/state.js";
 import { codeBlock, inlineCode, layout, turnMarkdown } from "../src/transcript.js";
 import { FakeModel, Host, buttonsNamed, card, cardEl, choice, nextFrame, permission } from "./fake-model.js";
+import COPY_TURN from "../../tests/shared/copy-turn.json";
 import { PAYLOADS, expectInert } from "./payloads.js";
 
 let host;
@@ -332,64 +333,11 @@ describe("questions from the model", () => {
 });
 
 describe("Copy as Markdown", () => {
-  function state(overrides = {}) {
-    const text = "Let me write it.Done: see `a.txt`.";
-    return {
-      prompt: "write a\nnote",
-      status: "done",
-      text,
-      calls: {
-        w: card({
-          tool_call_id: "w",
-          text_offset: 16,
-          status: "completed",
-          arguments: { path: "a.txt", text: "use ```fences```" },
-          result: "wrote 3 bytes",
-          question: permission({ answer: { ...ALLOWED, note: "" } }),
-        }),
-        q: card({
-          tool_call_id: "q",
-          tool: "ask_user",
-          text_offset: 16,
-          status: "completed",
-          question: choice({ answer: { ...ALLOWED, decision: "picked", option_id: "red", option_ids: ["red"] } }),
-        }),
-      },
-      order: ["w", "q"],
-      ...overrides,
-    };
-  }
+  const state = () => structuredClone(COPY_TURN.state);
 
   it("writes the prompt, text and calls in order, each call with arguments, decision and outcome", () => {
     const model = new FakeModel(state());
-    expect(turnMarkdown(readState(model))).toBe(
-      [
-        "> write a",
-        "> note",
-        "",
-        "Let me write it.",
-        "",
-        "**Tool call** `write_file` on `local`: Completed · Allowed by you",
-        "",
-        "````json",
-        '{"path":"a.txt","text":"use ```fences```"}',
-        "````",
-        "",
-        "Result:",
-        "",
-        "```text",
-        "wrote 3 bytes",
-        "```",
-        "",
-        "**Question:** Which colour? (Answered · Chose “Red” by you)",
-        "",
-        "- [x] Red",
-        "- [ ] Blue",
-        "",
-        "Done: see `a.txt`.",
-        "",
-      ].join("\n"),
-    );
+    expect(turnMarkdown(readState(model))).toBe(COPY_TURN.markdown);
   });
 
   it("names a denied call's outcome, who denied it and why", () => {
