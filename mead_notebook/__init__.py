@@ -25,12 +25,14 @@ from .interaction import (
     Option,
     Outcome,
     Picked,
+    PlanAndThoughts,
+    PlanEntry,
     Policy,
     Request,
+    ToolKind,
     TurnHooks,
     Unanswered,
     Update,
-    valid,
 )
 from .model import Message, Model, ScriptedModel, ToolCall, ToolSpec
 from .router import Router
@@ -67,6 +69,8 @@ __all__ = [
     "Option",
     "Outcome",
     "Picked",
+    "PlanAndThoughts",
+    "PlanEntry",
     "Policy",
     "Request",
     "Router",
@@ -75,6 +79,7 @@ __all__ = [
     "ToolArgumentError",
     "ToolCall",
     "ToolDefinitionError",
+    "ToolKind",
     "ToolSource",
     "ToolSpec",
     "Turn",
@@ -88,7 +93,6 @@ __all__ = [
     "load_ipython_extension",
     "tool",
     "use",
-    "valid",
 ]
 
 _LAZY = {

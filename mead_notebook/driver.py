@@ -9,10 +9,15 @@ the updates a view receives in agreement: both are written from the same values.
 A call's life, as the methods are called::
 
     record = driver.begin(id, tool, server, tool_class, arguments)   # pending
+    driver.describe(record, content=[...])    # more of what it will do, still pending
     decision = driver.permission(record)      # Deny: the call has ended failed
     driver.running(record, call)              # register_call, in_progress (cancellable)
     driver.progress(record, 0.5, "halfway")
     driver.complete(record, "result text")    # or driver.fail(record, "error", "...")
+
+A call that an agent ran under its own rules skips ``permission`` and says so:
+``driver.running(record, call, decided_by="agent")``. ``plan`` and ``thought``
+reach an interaction that implements :class:`~mead_notebook.PlanAndThoughts`.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import asyncio
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from .calls import Call
 from .interaction import (
@@ -29,16 +34,24 @@ from .interaction import (
     Allow,
     Answered,
     Choice,
+    ContentBlock,
+    DecidedBy,
     Deny,
     Interaction,
+    Location,
     Outcome,
     Picked,
+    PlanAndThoughts,
+    PlanEntry,
     Request,
     Status,
     ToolClass,
+    ToolKind,
     TurnHooks,
     Unanswered,
     Update,
+    class_of,
+    kind_of,
 )
 from .interaction import resolve as resolve_interaction
 from .turn import CallRecord, TurnResult
@@ -83,11 +96,17 @@ class TurnDriver:
         self.hooks: TurnHooks | None = (
             self.interaction if isinstance(self.interaction, TurnHooks) else None
         )
+        self.narration: PlanAndThoughts | None = (
+            self.interaction if isinstance(self.interaction, PlanAndThoughts) else None
+        )
+        self._thoughts: list[str] = []
         self.result = TurnResult()
         self._parts: list[str] = []
         self._lock = threading.RLock()
         self._started = False
         self._fixed: set[str] = set()
+        self.editable = True
+        """False when the source cannot take edited arguments or a denial message."""
 
     # -- the turn ---------------------------------------------------------------------
 
@@ -102,6 +121,7 @@ class TurnDriver:
         """End every call still open as interrupted, then ``turn_ended`` (once)."""
         result = self.result
         result.text = "".join(self._parts)
+        result.thoughts = "".join(self._thoughts)
         for record in result.calls:
             if record.status not in FINAL_STATUSES:
                 self.fail(record, "interrupted", "the turn was interrupted", step="interrupted")
@@ -155,6 +175,20 @@ class TurnDriver:
         """Everything recorded by :meth:`text` so far."""
         return "".join(self._parts)
 
+    def thought(self, fragment: str) -> None:
+        """One fragment of the agent's reasoning, kept apart from the text: ``thought_delta``."""
+        if not fragment:
+            return
+        self._thoughts.append(fragment)
+        if self.narration is not None:
+            self._call(self.narration.thought_delta, "thought_delta", fragment)
+
+    def plan(self, entries: list[PlanEntry]) -> None:
+        """The agent's whole plan, each time it changes: sent as ``plan_updated``."""
+        self.result.plan = [PlanEntry(**e) for e in entries]
+        if self.narration is not None:
+            self._call(self.narration.plan_updated, "plan_updated", list(self.result.plan))
+
     # -- one call -----------------------------------------------------------------------
 
     def begin(
@@ -162,23 +196,82 @@ class TurnDriver:
         tool_call_id: str,
         tool: str,
         server: str,
-        tool_class: ToolClass,
+        tool_class: ToolClass | None,
         arguments: dict[str, Any],
+        *,
+        kind: ToolKind | None = None,
+        title: str | None = None,
+        content: list[ContentBlock] | None = None,
+        locations: list[Location] | None = None,
     ) -> CallRecord:
-        """Record a new call and send its ``pending`` update."""
-        record = CallRecord(tool_call_id, tool, server, dict(arguments), tool_class=tool_class)
-        self.result.calls.append(record)
-        self._update(
-            record,
-            "pending",
-            details={
-                "tool": tool,
-                "server": server,
-                "class": tool_class,
-                "arguments": dict(arguments),
-            },
+        """Record a new call and send its ``pending`` update.
+
+        ``tool_class`` None derives it from ``kind``; ``kind`` None derives it
+        from the class (``read``, or ``other``).
+        """
+        klass: ToolClass = tool_class if tool_class is not None else class_of(kind)
+        record = CallRecord(
+            tool_call_id,
+            tool,
+            server,
+            dict(arguments),
+            tool_class=klass,
+            kind=kind if kind is not None else kind_of(klass),
+            title=title or tool,
+            content=list(content or []),
+            locations=list(locations or []),
         )
+        self.result.calls.append(record)
+        details: dict[str, Any] = {
+            "tool": tool,
+            "server": server,
+            "class": klass,
+            "arguments": dict(arguments),
+            "kind": record.kind,
+        }
+        if record.content:
+            details["content"] = list(record.content)
+        if record.locations:
+            details["locations"] = list(record.locations)
+        self._update(record, "pending", details=details)
         return record
+
+    def describe(
+        self,
+        record: CallRecord,
+        *,
+        title: str | None = None,
+        arguments: dict[str, Any] | None = None,
+        kind: ToolKind | None = None,
+        content: list[ContentBlock] | None = None,
+        locations: list[Location] | None = None,
+    ) -> None:
+        """Say more of what a call will do while it is ``pending`` (another ``pending`` update).
+
+        For a source that sends a call's input, diff or command after its first
+        sight. ``content`` and ``locations`` replace what was known. Ignored once
+        the call runs or has ended.
+        """
+        if record.status != "pending":
+            return
+        details: dict[str, Any] = {}
+        if title:
+            record.title = title
+        if arguments is not None:
+            record.arguments = dict(arguments)
+            details["arguments"] = dict(arguments)
+        if kind is not None:
+            record.kind = kind
+            record.tool_class = class_of(kind)
+            details["kind"] = kind
+            details["class"] = record.tool_class
+        if content is not None:
+            record.content = list(content)
+            details["content"] = list(content)
+        if locations is not None:
+            record.locations = list(locations)
+            details["locations"] = list(locations)
+        self._update(record, "pending", details=details)
 
     def permission(
         self, record: CallRecord, parameters: dict[str, Any] | None = None
@@ -203,19 +296,34 @@ class TurnDriver:
             record.approved_arguments = dict(decision.arguments)
         return decision
 
-    def running(self, record: CallRecord, call: Call, *, cancellable: bool = True) -> None:
+    def running(
+        self,
+        record: CallRecord,
+        call: Call,
+        *,
+        cancellable: bool = True,
+        step: str | None = None,
+        decided_by: DecidedBy | None = None,
+    ) -> None:
         """``register_call`` then ``in_progress``.
 
         ``cancellable=False`` says that nothing can stop this call once it runs: the
-        update is not cancellable and its step says so.
+        update is not cancellable and its step says so (unless ``step`` says more).
+        ``decided_by="agent"``: the agent ran the call under its own rules, without
+        :meth:`permission`; the update and the record say so.
         """
         self._fixed.discard(record.tool_call_id)
         if not cancellable:
             self._fixed.add(record.tool_call_id)
         self._callback("register_call", record.tool_call_id, call)
-        step = None if cancellable else NOT_CANCELLABLE
-        edited = record.approved_arguments
-        details = None if edited is None else {"approved_arguments": dict(edited)}
+        if step is None and not cancellable:
+            step = NOT_CANCELLABLE
+        details: dict[str, Any] = {}
+        if record.approved_arguments is not None:
+            details["approved_arguments"] = dict(record.approved_arguments)
+        if decided_by is not None:
+            record.decided_by = decided_by
+            details["decided_by"] = decided_by
         self._update(record, "in_progress", step=step, cancellable=cancellable, details=details)
 
     def progress(self, record: CallRecord, fraction: float | None, step: str | None) -> None:
@@ -225,26 +333,35 @@ class TurnDriver:
             step = NOT_CANCELLABLE
         self._update(record, "in_progress", step=step, progress=fraction, cancellable=cancellable)
 
-    def complete(self, record: CallRecord, result: str) -> None:
-        """The call ended well: ``completed`` with its result."""
+    def complete(
+        self, record: CallRecord, result: str, *, content: list[ContentBlock] | None = None
+    ) -> None:
+        """The call ended well: ``completed`` with its result (``content``: what it did)."""
         record.result = result
         record.outcome = None
-        self._update(
-            record, "completed", details={"outcome": None, "result": short(result), "error": None}
-        )
+        details: dict[str, Any] = {"outcome": None, "result": short(result), "error": None}
+        if content is not None:
+            record.content = list(content)
+            details["content"] = list(content)
+        self._update(record, "completed", details=details)
 
     def fail(
-        self, record: CallRecord, outcome: Outcome, error: str, *, step: str | None = None
+        self,
+        record: CallRecord,
+        outcome: Outcome,
+        error: str,
+        *,
+        step: str | None = None,
+        content: list[ContentBlock] | None = None,
     ) -> None:
         """The call ended ``failed`` with ``outcome``; ``error`` is what the model is told."""
         record.outcome = outcome
         record.error = error
-        self._update(
-            record,
-            "failed",
-            step=step or outcome,
-            details={"outcome": outcome, "error": short(error), "result": None},
-        )
+        details: dict[str, Any] = {"outcome": outcome, "error": short(error), "result": None}
+        if content is not None:
+            record.content = list(content)
+            details["content"] = list(content)
+        self._update(record, "failed", step=step or outcome, details=details)
 
     def choice(self, choice: Choice) -> Picked | Answered | Unanswered:
         """``ask_choice``; an error or an answer of the wrong type counts as unanswered."""
@@ -272,9 +389,18 @@ class TurnDriver:
             "server": record.server,
             "class": record.tool_class,
             "arguments": dict(record.arguments),
+            "kind": record.kind,
         }
         if parameters is not None:
             request["parameters"] = parameters
+        if record.title and record.title != record.tool:
+            request["title"] = record.title
+        if record.content:
+            request["content"] = list(record.content)
+        if record.locations:
+            request["locations"] = list(record.locations)
+        if not self.editable:
+            request["editable"] = False
         with self._lock:
             try:
                 decision = self.interaction.request_permission(self.context, request)
@@ -297,17 +423,23 @@ class TurnDriver:
         details: dict[str, Any] | None = None,
     ) -> None:
         record.status = status
-        update: dict[str, Any] = {
+        fields: dict[str, Any] = {
             "tool_call_id": record.tool_call_id,
-            "title": record.tool,
+            "title": record.title or record.tool,
             "status": status,
             "current_step": step,
             "progress": progress,
             "cancellable": cancellable,
+            **(details or {}),
         }
-        if details:
-            update.update(details)
-        self._callback("tool_updated", Update(**update))  # type: ignore[typeddict-item]
+        self._callback("tool_updated", cast(Update, fields))
+
+    def _call(self, fn: Callable[..., Any], name: str, *args: Any) -> None:
+        with self._lock:
+            try:
+                fn(self.context, *args)
+            except Exception:
+                log.exception("interaction.%s raised; the turn goes on", name)
 
     def _callback(self, name: str, *args: Any) -> None:
         if self.interaction is None:

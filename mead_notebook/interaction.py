@@ -22,6 +22,14 @@ carries each streamed fragment of the model's answer.
 Every final update carries ``outcome`` (``None`` for a completed call) and the
 short ``result`` or ``error``: a view needs nothing else to draw the call.
 
+A call may say more of what it will do: its ``kind`` (ACP's vocabulary, from
+which ``class`` is derived), ``content`` (text, a diff, a terminal command) and
+``locations`` (files and lines). A call the agent ran under its own rules,
+without asking anyone here, says so with ``decided_by: "agent"``.
+
+:class:`PlanAndThoughts` is an optional protocol for an agent's plan and its
+streamed reasoning; interactions that lack it simply never hear of them.
+
 :class:`TurnHooks` is the second, optional protocol: the start and end of a
 turn, interrupts, and the moments a waiting thread can serve a frontend.
 """
@@ -37,28 +45,50 @@ if TYPE_CHECKING:
     from .turn import TurnResult
 
 __all__ = [
+    "READ_KINDS",
     "Allow",
     "Answered",
     "Choice",
-    "Decision",
+    "ContentBlock",
+    "DecidedBy",
     "DefaultTurnHooks",
     "Deny",
+    "DiffBlock",
     "Interaction",
+    "Location",
     "Option",
     "Outcome",
     "Picked",
+    "PlanAndThoughts",
+    "PlanEntry",
     "Policy",
     "Request",
     "Status",
+    "TerminalBlock",
+    "TextBlock",
     "ToolClass",
+    "ToolKind",
     "TurnHooks",
     "Unanswered",
     "Update",
-    "valid",
+    "class_of",
 ]
 
 ToolClass = Literal["read", "effect"]
 """``read``: the tool only reads; ``effect``: it may change something."""
+ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
+"""What a call does, in the Agent Client Protocol's words. ``read``, ``search``,
+``fetch`` and ``think`` only read; ``edit``, ``delete``, ``move`` and ``execute``
+may change or destroy something; ``other`` is anything else."""
+READ_KINDS: frozenset[str] = frozenset({"read", "search", "fetch", "think"})
+"""The kinds whose ``class`` is ``read``."""
+DESTRUCTIVE_KINDS: frozenset[str] = frozenset({"edit", "delete", "move", "execute"})
+"""The kinds a single key press never allows: they may overwrite, delete or run anything."""
+DecidedBy = Literal["person", "policy", "rule", "timeout", "fallback", "kernel", "agent"]
+"""Who settled a call: the person in a view, the interaction's ``policy``, a rule
+the person made ("Allow always"), the timeout, the ``fallback`` (nobody there),
+the kernel (the turn ended or was interrupted), or the ``agent`` (its own rules
+let the call run without asking anyone here)."""
 Status = Literal["pending", "in_progress", "completed", "failed"]
 Outcome = Literal[
     "denied",
@@ -85,6 +115,68 @@ Outcome = Literal[
 """
 FINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed"})
 
+
+def class_of(kind: str | None) -> ToolClass:
+    """The ``class`` of a call of ``kind``: ``read`` for the reading kinds, else ``effect``."""
+    return "read" if kind in READ_KINDS else "effect"
+
+
+def kind_of(tool_class: str | None) -> ToolKind:
+    """The ``kind`` of a call known only by its class: ``read``, or ``other``."""
+    return "read" if tool_class == "read" else "other"
+
+
+class TextBlock(TypedDict):
+    """Text that says what a call will do or did."""
+
+    type: Literal["text"]
+    text: str
+
+
+class DiffBlock(TypedDict):
+    """A change to one file: ``old_text`` is None for a new file."""
+
+    type: Literal["diff"]
+    path: str
+    old_text: str | None
+    new_text: str
+
+
+class _TerminalFields(TypedDict):
+    type: Literal["terminal"]
+    command: str
+
+
+class TerminalBlock(_TerminalFields, total=False):
+    """A shell command: ``cwd`` where it runs; ``output`` and ``exit_code`` once it ran."""
+
+    cwd: str | None
+    output: str | None
+    exit_code: int | None
+
+
+ContentBlock = TextBlock | DiffBlock | TerminalBlock
+"""One block of what a call will do, tagged by ``type``."""
+
+
+class Location(TypedDict):
+    """A file a call touches; ``line`` is 1-based, or None for the whole file."""
+
+    path: str
+    line: int | None
+
+
+class _PlanFields(TypedDict):
+    content: str
+    status: Literal["pending", "in_progress", "completed"]
+
+
+class PlanEntry(_PlanFields, total=False):
+    """One step of an agent's plan; ``priority`` is ``high``, ``medium`` or ``low``."""
+
+    priority: Literal["high", "medium", "low"]
+
+
 _RequestFields = TypedDict(
     "_RequestFields",
     {
@@ -99,13 +191,21 @@ _RequestFields = TypedDict(
 
 class _RequestDetails(TypedDict, total=False):
     parameters: dict[str, Any]
+    kind: ToolKind
+    title: str
+    content: list[ContentBlock]
+    locations: list[Location]
+    editable: bool
 
 
 class Request(_RequestFields, _RequestDetails):
     """A permission request for one tool call.
 
     ``parameters``, when present, is the tool's JSON schema: what edited
-    arguments must fit (see :class:`Allow`).
+    arguments must fit (see :class:`Allow`). ``kind``, ``title``, ``content``
+    and ``locations`` say what the call will do, when its source tells.
+    ``editable`` is False when the source cannot take edited arguments or a
+    denial message (an ACP agent): a view should not offer them.
     """
 
 
@@ -129,6 +229,10 @@ _UpdateDetails = TypedDict(
         "result": str | None,
         "error": str | None,
         "approved_arguments": dict[str, Any] | None,
+        "kind": ToolKind,
+        "content": list[ContentBlock],
+        "locations": list[Location],
+        "decided_by": DecidedBy,
     },
     total=False,
 )
@@ -144,6 +248,12 @@ class Update(_UpdateFields, _UpdateDetails):
     when the tool runs with arguments other than the model's; the final one
     (``completed``/``failed``) carries ``outcome``, ``result`` and ``error``
     (short strings, or None).
+
+    ``kind``, ``content`` and ``locations`` come with any update that learns
+    them (the first, or a later ``pending`` one when a source sends its input
+    late; a final one may carry a terminal's output). ``decided_by`` is
+    ``agent`` on the first ``in_progress`` update of a call nobody here was
+    asked about.
     """
 
 
@@ -222,9 +332,6 @@ class Unanswered:
     reason: Literal["expired", "no_answer", "interrupted"] = "no_answer"
 
 
-Decision = Allow | Deny
-Answer = Picked | Answered | Unanswered
-
 CALLBACKS: tuple[str, ...] = (
     "tool_updated",
     "request_permission",
@@ -279,6 +386,22 @@ class TurnHooks(Protocol):
     def serve(self, context: Any, done: Callable[[], bool]) -> Coroutine[Any, Any, None]: ...
 
 
+@runtime_checkable
+class PlanAndThoughts(Protocol):
+    """An agent's plan and its streamed reasoning; an interaction may implement both.
+
+    - ``plan_updated(context, entries)``: the whole plan, each time it changes.
+    - ``thought_delta(context, text)``: one fragment of the agent's reasoning,
+      which is never part of the answer (``TurnResult.text``).
+
+    Called in the same order and thread discipline as the callbacks.
+    """
+
+    def plan_updated(self, context: Any, entries: list[PlanEntry]) -> None: ...
+
+    def thought_delta(self, context: Any, text: str) -> None: ...
+
+
 class DefaultTurnHooks:
     """:class:`TurnHooks` that do nothing: subclass it and override the hooks you need."""
 
@@ -314,11 +437,6 @@ def implements(obj: object) -> bool:
     return all(callable(getattr(obj, name, None)) for name in CALLBACKS)
 
 
-def valid(value: object) -> bool:
-    """Whether ``value`` is an ``(interaction, context)`` pair whose interaction is complete."""
-    return isinstance(value, tuple) and len(value) == 2 and implements(value[0])
-
-
 def resolve(value: object) -> tuple[Interaction, Any] | None:
     """Normalise a turn's ``interaction`` option to a pair, or ``None`` for no interaction.
 
@@ -326,11 +444,12 @@ def resolve(value: object) -> tuple[Interaction, Any] | None:
     """
     if value is None:
         return None
-    if valid(value):
-        pair: tuple[Interaction, Any] = value  # type: ignore[assignment]
-        return pair
+    if isinstance(value, tuple) and len(value) == 2 and implements(value[0]):
+        interaction: Interaction = value[0]
+        return interaction, value[1]
     if implements(value):
-        return value, None  # type: ignore[return-value]
+        bare: Interaction = value  # type: ignore[assignment]
+        return bare, None
     missing = [name for name in CALLBACKS if not callable(getattr(value, name, None))]
     raise TypeError(
         "interaction must be an Interaction or an (interaction, context) pair; "

@@ -10,7 +10,16 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from .interaction import Outcome, Status, ToolClass
+from .interaction import (
+    ContentBlock,
+    DecidedBy,
+    Location,
+    Outcome,
+    PlanEntry,
+    Status,
+    ToolClass,
+    ToolKind,
+)
 from .model import Message
 
 if TYPE_CHECKING:
@@ -42,6 +51,17 @@ class CallRecord:
     tool_class: ToolClass = "effect"
     approved_arguments: dict[str, Any] | None = None
     """The arguments the tool ran with when the person edited them; None: as asked."""
+    kind: ToolKind = "other"
+    """What the call does (see :data:`~mead_notebook.interaction.ToolKind`)."""
+    title: str = ""
+    """What a view calls it (the tool's name unless its source says more)."""
+    content: list[ContentBlock] = field(default_factory=list)
+    """What the call said it will do (diffs, commands, text) and, once it ran, did."""
+    locations: list[Location] = field(default_factory=list)
+    """The files it touches."""
+    decided_by: DecidedBy | None = None
+    """``agent`` when the agent's own rules let it run without asking anyone here;
+    None when the interaction was asked (the interaction knows who answered)."""
 
 
 @dataclass
@@ -54,6 +74,10 @@ class TurnResult:
     stop_reason: str = "end_turn"
     """``end_turn``, ``max_rounds`` or ``interrupted``."""
     rounds: int = 0
+    thoughts: str = ""
+    """The agent's streamed reasoning, apart from ``text``."""
+    plan: list[PlanEntry] = field(default_factory=list)
+    """The agent's plan as it last sent it."""
 
     def __repr__(self) -> str:
         outcomes = ", ".join(f"{c.tool}: {c.outcome or c.status}" for c in self.calls)

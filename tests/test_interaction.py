@@ -5,7 +5,8 @@ from typing import Any
 
 import pytest
 
-from mead_notebook import Allow, Deny, Interaction, Picked, Router, ScriptedModel, Unanswered, valid
+from mead_notebook import Allow, Deny, Interaction, Picked, Router, ScriptedModel, Unanswered
+from mead_notebook.interaction import resolve
 from mead_notebook.policies import AllowAll, DenyAll
 
 
@@ -65,15 +66,20 @@ def test_protocol_is_runtime_checkable() -> None:
     assert not isinstance(Partial(), Interaction)
 
 
-def test_valid_takes_only_complete_pairs() -> None:
-    assert valid((Complete(), None))
-    assert valid((DenyAll(), {"user": "ann"}))
-    assert not valid(Complete())
-    assert not valid((Partial(), None))
-    assert not valid((NotCallable(), None))
-    assert not valid((Complete(), None, None))
-    assert not valid([Complete(), None])
-    assert not valid(None)
+def test_resolve_takes_a_bare_interaction_or_a_complete_pair() -> None:
+    complete, deny = Complete(), DenyAll()
+    assert resolve((complete, None)) == (complete, None)
+    assert resolve((deny, {"user": "ann"})) == (deny, {"user": "ann"})
+    assert resolve(complete) == (complete, None)
+    assert resolve(None) is None
+    for bad in [
+        (Partial(), None),
+        (NotCallable(), None),
+        (Complete(), None, None),
+        [Complete(), None],
+    ]:
+        with pytest.raises(TypeError):
+            resolve(bad)
 
 
 @pytest.mark.parametrize("bad", [Partial(), (Partial(), None), 42, "AllowAll", (None, None)])

@@ -96,6 +96,7 @@ def test_allowed_call_follows_the_contract_in_order() -> None:
         "class": "effect",
         "arguments": {"path": "a.txt", "text": "hi"},
         "parameters": write_file.parameters,
+        "kind": "other",
     }
     tool_call_id, call = rec.events[3].args
     assert tool_call_id == "call_1"

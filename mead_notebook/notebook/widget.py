@@ -14,7 +14,7 @@ import math
 import os
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from ..calls import Call
 from ..interaction import (
@@ -241,7 +241,7 @@ class NotebookInteraction(SyncedTurn):
         tool_call_id = str(request.get("tool_call_id") or "")
         with self._lock:
             card = self._card(tool_call_id)
-            details: Update = {**card, **request}  # type: ignore[typeddict-unknown-key]
+            details = cast(Update, {**card, **request})
             self._put_card(cards.updated(card, details), send=False)
         return self._questions.permission(request)
 
