@@ -15,7 +15,7 @@ from .driver import TurnDriver
 from .errors import ModelError, ToolArgumentError, TurnError
 from .interaction import Deny
 from .model import Message, Model, ToolCall, ToolSpec
-from .tools import Tool, result_text, spec_of
+from .tools import Tool, preview, result_text, spec_of
 from .turn import POLL_INTERVAL, CallRecord, TurnResult
 
 if TYPE_CHECKING:
@@ -136,12 +136,14 @@ class TurnRunner:
             return _tool_message(tool_call_id, content, error=is_error)
         t = self.tools.get(tc.name)
         arguments = tc.arguments if isinstance(tc.arguments, dict) else {}
+        kind = t.kind if isinstance(t, preview.Previewing) else None
         record = self.driver.begin(
             tool_call_id,
             tc.name,
             t.server if t else "",
             t.tool_class if t else "effect",
             arguments,
+            kind=kind,
         )
         try:
             return self._run_tool(tc, t, record)
@@ -163,6 +165,9 @@ class TurnRunner:
             arguments = t.validate(tc.arguments)
         except ToolArgumentError as exc:
             return self._fail(record, "invalid_arguments", f"Invalid arguments for {t.name}: {exc}")
+        shown = preview.of(t, arguments)
+        if shown.content or shown.locations:
+            self.driver.describe(record, content=shown.content, locations=shown.locations)
         decision = self.driver.permission(record, t.parameters)
         self._check_cancelled()
         if isinstance(decision, Deny):
