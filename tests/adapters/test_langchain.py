@@ -7,13 +7,10 @@ model was told.
 
 from __future__ import annotations
 
-import _thread
 import asyncio
 import functools
 import json
 import operator
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -37,11 +34,8 @@ from .helpers import (
     ALLOWED,
     ANSWERED,
     DENIED,
-    REFUSED,
     Person,
-    Waiting,
     asked,
-    finals,
     one_at_a_time,
     recorded,
     running,
@@ -122,76 +116,6 @@ def agent_for(model: Any, *tools: Any, **kwargs: Any) -> Any:
     return create_agent(model, tools=list(tools) or [read_file, write_file], **kwargs)
 
 
-def test_every_call_follows_the_contract_one_callback_at_a_time() -> None:
-    rec, person = recorded(Person(deny={"write_file": "not today"}))
-    model = mead_langchain.scripted_model(
-        [
-            [
-                "Reading ",
-                "first. ",
-                ToolCall("read_file", {"path": "a.txt"}, "r1"),
-                ToolCall("write_file", {"path": "b.txt", "text": "hi"}, "w1"),
-            ],
-            ["All ", "done."],
-        ]
-    )
-    result = mead_langchain.run(agent_for(model), "tidy up", interaction=rec)
-
-    assert steps(rec) == {"r1": ALLOWED, "w1": DENIED}
-    one_at_a_time(rec)
-    assert ran == ["read a.txt"]
-    asked = [e.args[0] for e in rec.events if e.name == "request_permission"]
-    assert [(r["tool"], r["server"], r["arguments"]) for r in asked] == [
-        ("read_file", "langchain", {"path": "a.txt"}),
-        ("write_file", "langchain", {"path": "b.txt", "text": "hi"}),
-    ]
-    assert [(c.tool, c.status, c.outcome) for c in result.calls] == [
-        ("read_file", "completed", None),
-        ("write_file", "failed", "denied"),
-    ]
-    assert result.output["messages"][-1].content == "All done."
-    assert (result.stop_reason, result.rounds) == ("end_turn", 2)
-    assert person.hooks[0] == ("turn_started", "tidy up")
-
-
-def test_a_denied_call_never_runs_and_the_model_gets_an_error_tool_message() -> None:
-    model = seen([ToolCall("write_file", {"path": "b.txt", "text": "hi"}, "w1")], ["ok"])
-    rec, _ = recorded(Person(deny={"write_file": "keep b.txt as it is"}))
-    result = mead_langchain.run(agent_for(model), "write", interaction=rec)
-
-    assert ran == []
-    message = model.tool_messages()["w1"]
-    assert message.status == "error"
-    assert "keep b.txt as it is" in str(message.content)
-    assert result.calls[0].error == message.content
-    assert finals(rec)["w1"]["outcome"] == "denied"
-
-
-def test_text_reaches_text_delta_as_it_streams() -> None:
-    rec, _ = recorded()
-    model = mead_langchain.scripted_model([["One, ", "two, ", "three."]])
-    result = mead_langchain.run(agent_for(model), "count", interaction=rec)
-    assert texts(rec) == ["One, ", "two, ", "three."]
-    assert result.text == "One, two, three."
-
-
-def test_unknown_tools_and_bad_arguments_fail_without_asking_in_the_frameworks_words() -> None:
-    model = seen(
-        [ToolCall("delete_all", {}, "u1"), ToolCall("read_file", {"file": 3}, "b1")], ["ok"]
-    )
-    rec, _ = recorded()
-    result = mead_langchain.run(agent_for(model), "go", interaction=rec)
-
-    assert steps(rec) == {"u1": REFUSED, "b1": REFUSED}
-    outcomes = {c.tool_call_id: (c.outcome, c.error) for c in result.calls}
-    told = model.tool_messages()
-    assert outcomes["u1"] == ("unknown", told["u1"].content)
-    assert "delete_all is not a valid tool" in str(told["u1"].content)
-    assert outcomes["b1"] == ("invalid_arguments", told["b1"].content)
-    assert "path: Field required" in str(told["b1"].content)
-    assert ran == []
-
-
 def test_tool_errors_fail_the_call() -> None:
     model = seen([ToolCall("refuse", {}, "f1")], ["ok"])
     rec, _ = recorded()
@@ -208,64 +132,6 @@ def test_tool_errors_fail_the_call() -> None:
     assert (call.status, call.outcome) == ("failed", "error")
     assert "OSError: disk on fire" in str(call.error)
     assert person.hooks[-1] == ("turn_ended", ("end_turn", raised.value))
-
-
-def test_cancel_in_the_widget_cancels_an_async_tools_task() -> None:
-    model = seen([ToolCall("slow", {}, "s1")], ["stopped"])
-    rec, _ = recorded(Person(cancel_after=0.2))
-    started = time.monotonic()
-    result = mead_langchain.run(agent_for(model, slow), "go", interaction=rec)
-
-    assert time.monotonic() - started < 10
-    assert ran == []
-    assert (result.calls[0].status, result.calls[0].outcome) == ("failed", "cancelled")
-    assert steps(rec)["s1"] == ["pending", "ask", "register", "in_progress", "failed"]
-    message = model.tool_messages()["s1"]
-    assert (message.status, message.content) == ("error", "The call to slow was cancelled.")
-
-
-def test_cancelling_the_turn_closes_the_open_question() -> None:
-    person = Waiting()
-    model = mead_langchain.scripted_model([[ToolCall("write_file", {"path": "b", "text": "x"})]])
-    turn = mead_langchain.start(agent_for(model), "go", interaction=person)
-    assert person.asked.wait(10)
-    turn.cancel()
-    result = turn.result(timeout=10)
-
-    assert result.stop_reason == "interrupted"
-    assert (result.calls[0].status, result.calls[0].outcome) == ("failed", "interrupted")
-    assert ran == []
-    assert [name for name, _ in person.hooks] == ["turn_started", "interrupt", "turn_ended"]
-
-
-def test_a_keyboard_interrupt_ends_the_run_and_propagates() -> None:
-    person = Waiting()
-    model = mead_langchain.scripted_model([[ToolCall("write_file", {"path": "b", "text": "x"})]])
-    timer = threading.Timer(0.5, _thread.interrupt_main)
-    timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        mead_langchain.run(agent_for(model), "go", interaction=person)
-    deadline = time.monotonic() + 10
-    while not any(name == "turn_ended" for name, _ in person.hooks):
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    assert ("turn_ended", ("interrupted", None)) in person.hooks
-    assert ran == []
-
-
-def test_ask_user_goes_to_ask_choice() -> None:
-    options = [{"id": "tea", "label": "Green tea"}, {"id": "coffee", "label": "Coffee"}]
-    model = seen(
-        [ToolCall("ask_user", {"prompt": "Which drink?", "options": options}, "q1")], ["ok"]
-    )
-    rec, _ = recorded(Person(pick={"Which drink?": "coffee"}))
-    agent = agent_for(model, mead_langchain.ask_user_tool())
-    result = mead_langchain.run(agent, "ask", interaction=rec)
-
-    assert steps(rec) == {"q1": ANSWERED}
-    answer = {"option_id": "coffee", "label": "Coffee"}
-    assert json.loads(str(result.calls[0].result)) == answer
-    assert json.loads(str(model.tool_messages()["q1"].content)) == answer
 
 
 @tool
@@ -487,7 +353,7 @@ def resize(path: str, width: int) -> str:
 ASKED = {"path": "a.png", "width": 4000}
 EDITED = {"path": "a.png", "width": 800}
 BROKEN = {"path": "a.png", "width": "wide"}
-PATHS = ["run", "invoke", "ainvoke", "hitl-batched", "hitl-per_call"]
+PATHS = ["invoke", "ainvoke", "hitl-batched", "hitl-per_call"]
 
 
 def run_edited(how: str, edited: dict[str, Any], **review: Any) -> tuple[Seen, Recording, Any]:
