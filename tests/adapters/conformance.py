@@ -29,6 +29,9 @@ each of            ``prompt: str, options: [{id,         asks the person the fra
                                                          model is told the answer
 =================  ====================================  ==================================
 
+:class:`Tools` holds the first four as plain functions (methods) for a harness
+to wrap in its framework's tool type.
+
 The ``Harness`` class (made anew for each test) has:
 
 - ``name`` (the test id) and ``server`` (what cards name as the calls' server);
@@ -44,6 +47,7 @@ The ``Harness`` class (made anew for each test) has:
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -53,7 +57,7 @@ from mead_notebook.adapters.base import AgentResult
 from mead_notebook.interaction import ContentBlock, Location
 from mead_notebook.turn import Turn
 
-__all__ = ["ContentCase", "Harness", "Replies", "Told"]
+__all__ = ["ContentCase", "Harness", "Replies", "Told", "Tools"]
 
 Replies = Sequence[Sequence[str | ToolCall]]
 
@@ -78,6 +82,34 @@ class ContentCase:
     tool_call_id: str
     content: list[ContentBlock]
     locations: list[Location] = field(default_factory=list)
+
+
+class Tools:
+    """The standard tools as plain methods; ``ran`` says what they did, in order."""
+
+    def __init__(self) -> None:
+        self.ran: list[str] = []
+
+    def read_file(self, path: str) -> str:
+        """Read a file."""
+        self.ran.append(f"read {path}")
+        return f"contents of {path}"
+
+    def write_file(self, path: str, text: str) -> str:
+        """Write a file."""
+        self.ran.append(f"write {path}")
+        return f"wrote {len(text)} characters"
+
+    def delete_file(self, path: str) -> str:
+        """Delete a file."""
+        self.ran.append(f"delete {path}")
+        return f"deleted {path}"
+
+    async def slow(self) -> str:
+        """Takes a minute."""
+        await asyncio.sleep(60)
+        self.ran.append("slow finished")
+        return "finished"
 
 
 class Harness(Protocol):

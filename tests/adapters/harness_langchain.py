@@ -8,7 +8,6 @@ the tool's place, the tool never runs).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,7 +23,7 @@ from mead_notebook.adapters.base import AgentResult, AskUserOption, result_text
 from mead_notebook.adapters.langchain import ScriptedChatModel
 from mead_notebook.turn import Turn
 
-from .conformance import ContentCase, Replies, Told
+from .conformance import ContentCase, Replies, Told, Tools
 
 
 class Seen(ScriptedChatModel):
@@ -50,32 +49,12 @@ class Harness:
     content: ContentCase | None = None
 
     def __init__(self) -> None:
-        self.ran: list[str] = []
+        self.plain = Tools()
+        self.ran = self.plain.ran
         self.model: Seen | None = None
 
     def tools(self) -> list[BaseTool]:
-        ran = self.ran
-
-        def read_file(path: str) -> str:
-            """Read a file."""
-            ran.append(f"read {path}")
-            return f"contents of {path}"
-
-        def write_file(path: str, text: str) -> str:
-            """Write a file."""
-            ran.append(f"write {path}")
-            return f"wrote {len(text)} characters"
-
-        def delete_file(path: str) -> str:
-            """Delete a file."""
-            ran.append(f"delete {path}")
-            return f"deleted {path}"
-
-        async def slow() -> str:
-            """Takes a minute."""
-            await asyncio.sleep(60)
-            ran.append("slow finished")
-            return "finished"
+        ran, plain = self.ran, self.plain
 
         def pick(prompt: str, options: list[AskUserOption], multiple: bool = False) -> str:
             """Ask the person, LangGraph's way."""
@@ -90,11 +69,11 @@ class Harness:
             return "never"
 
         return [
-            StructuredTool.from_function(read_file, metadata={"read_only": True}),
-            StructuredTool.from_function(write_file),
-            StructuredTool.from_function(delete_file, metadata={"kind": "delete"}),
+            StructuredTool.from_function(plain.read_file, metadata={"read_only": True}),
+            StructuredTool.from_function(plain.write_file),
+            StructuredTool.from_function(plain.delete_file, metadata={"kind": "delete"}),
             StructuredTool.from_function(
-                coroutine=slow, name="slow", description="Takes a minute."
+                coroutine=plain.slow, name="slow", description="Takes a minute."
             ),
             StructuredTool.from_function(pick),
             StructuredTool.from_function(choose),

@@ -7,21 +7,17 @@ the deferred call and the model is told the answer.
 
 from __future__ import annotations
 
-import asyncio
-import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 from pydantic_ai import Agent, Tool
 from pydantic_ai.exceptions import CallDeferred
 from pydantic_ai.messages import ModelMessage, ModelRequest, RetryPromptPart, ToolReturnPart
-from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
 from mead_notebook.adapters import pydantic_ai as mead_pydantic_ai
-from mead_notebook.adapters.base import AgentResult, AskUserOption, ScriptedReplies
+from mead_notebook.adapters.base import AgentResult, AskUserOption
 from mead_notebook.turn import Turn
 
-from .conformance import ContentCase, Replies, Told
+from .conformance import ContentCase, Replies, Told, Tools
 
 
 class Harness:
@@ -31,32 +27,12 @@ class Harness:
     content: ContentCase | None = None
 
     def __init__(self) -> None:
-        self.ran: list[str] = []
+        self.plain = Tools()
+        self.ran = self.plain.ran
         self.requests: list[list[ModelMessage]] = []
 
     def tools(self) -> list[Tool[Any]]:
-        ran = self.ran
-
-        def read_file(path: str) -> str:
-            """Read a file."""
-            ran.append(f"read {path}")
-            return f"contents of {path}"
-
-        def write_file(path: str, text: str) -> str:
-            """Write a file."""
-            ran.append(f"write {path}")
-            return f"wrote {len(text)} characters"
-
-        def delete_file(path: str) -> str:
-            """Delete a file."""
-            ran.append(f"delete {path}")
-            return f"deleted {path}"
-
-        async def slow() -> str:
-            """Takes a minute."""
-            await asyncio.sleep(60)
-            ran.append("slow finished")
-            return "finished"
+        plain = self.plain
 
         def pick(prompt: str, options: list[AskUserOption], multiple: bool = False) -> str:
             """Ask the person, pydantic-ai's way."""
@@ -65,30 +41,17 @@ class Harness:
             raise CallDeferred(metadata=question, kind="question")
 
         return [
-            Tool(read_file, metadata={"read_only": True}),
-            Tool(write_file),
-            Tool(delete_file, metadata={"kind": "delete"}),
-            Tool(slow),
+            Tool(plain.read_file, metadata={"read_only": True}),
+            Tool(plain.write_file),
+            Tool(plain.delete_file, metadata={"kind": "delete"}),
+            Tool(plain.slow),
             Tool(pick),
             mead_pydantic_ai.ask_user_tool(),
         ]
 
     def start(self, replies: Replies, interaction: Any) -> Turn[AgentResult]:
-        script = ScriptedReplies(replies)
-        requests = self.requests
-
-        async def stream(
-            messages: list[ModelMessage], info: AgentInfo
-        ) -> AsyncIterator[str | dict[int, DeltaToolCall]]:
-            requests.append(list(messages))
-            for index, item in enumerate(script.next()):
-                if isinstance(item, str):
-                    yield item
-                else:
-                    arguments = json.dumps(item.arguments)
-                    yield {index: DeltaToolCall(item.name, arguments, tool_call_id=item.id)}
-
-        agent: Agent[Any, str] = Agent(FunctionModel(stream_function=stream), tools=self.tools())
+        model = mead_pydantic_ai.scripted_model(replies, requests=self.requests)
+        agent: Agent[Any, str] = Agent(model, tools=self.tools())
         return mead_pydantic_ai.start(agent, "go", interaction=interaction)
 
     def told(self) -> dict[str, Told]:

@@ -171,32 +171,29 @@ def test_edited_arguments_that_break_the_schema_never_run_the_tool(harness: Harn
     assert str(record.error) in told.text
 
 
-def test_arguments_that_break_the_schema_fail_without_asking(harness: Harness) -> None:
+@pytest.mark.parametrize(
+    ("call", "outcome", "named"),
+    [
+        (ToolCall("read_file", {"file": 3}, "x1"), "invalid_arguments", "path"),
+        (ToolCall("delete_all", {}, "x1"), "unknown", "delete_all"),
+    ],
+    ids=["invalid-arguments", "unknown-tool"],
+)
+def test_a_call_the_framework_refuses_fails_without_asking(
+    harness: Harness, call: ToolCall, outcome: str, named: str
+) -> None:
     rec, _ = recorded()
-    result = run(harness, [[ToolCall("read_file", {"file": 3}, "b1")], ["ok"]], rec)
+    result = run(harness, [[call], ["ok"]], rec)
 
-    assert steps(rec) == {"b1": REFUSED}
+    assert steps(rec) == {"x1": REFUSED}
     assert harness.ran == []
     [record] = result.calls
-    assert record.outcome == "invalid_arguments"
-    told = harness.told()["b1"]
+    assert (record.tool, record.outcome) == (call.name, outcome)
+    told = harness.told()["x1"]
     assert told.error
-    assert "path" in told.text
-    assert str(record.error) in told.text
+    assert named in told.text
+    assert str(record.error) in told.text, "the card says what the model was told"
     assert result.stop_reason == "end_turn"
-
-
-def test_an_unknown_tool_fails_without_asking(harness: Harness) -> None:
-    rec, _ = recorded()
-    result = run(harness, [[ToolCall("delete_all", {}, "u1")], ["ok"]], rec)
-
-    assert steps(rec) == {"u1": REFUSED}
-    [record] = result.calls
-    assert (record.tool, record.outcome) == ("delete_all", "unknown")
-    told = harness.told()["u1"]
-    assert told.error
-    assert "delete_all" in told.text
-    assert str(record.error) in told.text
 
 
 # -- text ---------------------------------------------------------------------------------------
@@ -263,15 +260,19 @@ def test_a_keyboard_interrupt_ends_the_run_and_propagates(harness: Harness) -> N
 
 
 def ask(harness: Harness, asking: str, answer: Any, multiple: bool = False) -> tuple[Any, ...]:
-    """One question through ``asking``, answered with ``answer``: (result, choice, record, told)."""
+    """One question through ``asking``, answered with ``answer`` (None: not answered).
+
+    Returns the run's result, the choice asked, its call's record, what the model
+    was told of the call (None if the run paused) and the recording.
+    """
     arguments: dict[str, Any] = {"prompt": "Which drink?", "options": DRINKS}
     if multiple:
         arguments["multiple"] = True
-    rec, _ = recorded(Person(pick={"Which drink?": answer}))
+    rec, _ = recorded(Person(pick={} if answer is None else {"Which drink?": answer}))
     result = run(harness, [[ToolCall(asking, arguments, "q1")], ["ok"]], rec)
     [choice] = [e.args[0] for e in rec.events if e.name == "ask_choice"]
     [record] = [c for c in result.calls if c.tool_call_id == choice["tool_call_id"]]
-    return result, choice, record, harness.told()["q1"], rec
+    return result, choice, record, harness.told().get("q1"), rec
 
 
 def answered_cleanly(result: AgentResult, rec: Recording) -> None:
@@ -315,12 +316,12 @@ def test_a_question_answered_with_several_picks(harness: Harness, asking: str) -
 
 
 def test_an_unanswered_question_never_ends_completed(harness: Harness, asking: str) -> None:
-    arguments = {"prompt": "Which drink?", "options": DRINKS}
-    rec, _ = recorded(Person())
-    result = run(harness, [[ToolCall(asking, arguments, "q1")], ["ok"]], rec)
-    [choice] = [e.args[0] for e in rec.events if e.name == "ask_choice"]
-    [record] = [c for c in result.calls if c.tool_call_id == choice["tool_call_id"]]
+    result, _, record, told, _ = ask(harness, asking, None)
     assert (record.status, record.outcome) == ("failed", "no_answer")
+    if told is None:  # the framework waits for an answer: the run pauses on the question
+        assert result.stop_reason == "paused"
+    else:
+        assert "The user gave no answer (no_answer)." in told.text
 
 
 # -- what a call will do ------------------------------------------------------------------------

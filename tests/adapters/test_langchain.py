@@ -11,14 +11,12 @@ import asyncio
 import functools
 import json
 import operator
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from langchain.agents import create_agent
 from langchain.agents.middleware import HumanInTheLoopMiddleware
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langchain_core.outputs import ChatGenerationChunk, ChatResult
+from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import ToolException, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
@@ -26,10 +24,10 @@ from langgraph.types import Command, interrupt
 
 from mead_notebook import ModelError, ToolCall, TurnError
 from mead_notebook.adapters import langchain as mead_langchain
-from mead_notebook.adapters.langchain import ScriptedChatModel
 from mead_notebook.notebook.rules import check_arguments
 from mead_notebook.testing import Recording
 
+from .harness_langchain import Seen
 from .helpers import (
     ALLOWED,
     ANSWERED,
@@ -88,28 +86,13 @@ def refuse() -> str:
 refuse.handle_tool_error = True
 
 
-class Seen(ScriptedChatModel):
-    """Plays back its replies and keeps every message list it was given."""
-
-    requests: list[list[BaseMessage]]
-
-    def _stream(
-        self, messages: list[BaseMessage], *args: Any, **kwargs: Any
-    ) -> Iterator[ChatGenerationChunk]:
-        self.requests.append(list(messages))
-        yield from super()._stream(messages, *args, **kwargs)
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
-        self.requests.append(list(messages))
-        return super()._generate(messages, *args, **kwargs)
-
-    def tool_messages(self) -> dict[str, ToolMessage]:
-        last = self.requests[-1]
-        return {m.tool_call_id: m for m in last if isinstance(m, ToolMessage)}
-
-
 def seen(*replies: list[Any]) -> Seen:
     return Seen(replies=[list(r) for r in replies], requests=[])
+
+
+def tool_messages(model: Seen) -> dict[str, ToolMessage]:
+    """What ``model`` was last told of each call, by id."""
+    return {m.tool_call_id: m for m in model.requests[-1] if isinstance(m, ToolMessage)}
 
 
 def agent_for(model: Any, *tools: Any, **kwargs: Any) -> Any:
@@ -121,7 +104,7 @@ def test_tool_errors_fail_the_call() -> None:
     rec, _ = recorded()
     result = mead_langchain.run(agent_for(model, refuse), "go", interaction=rec)
     assert (result.calls[0].outcome, result.calls[0].error) == ("error", "no such file")
-    assert model.tool_messages()["f1"].status == "error"
+    assert tool_messages(model)["f1"].status == "error"
 
     model = mead_langchain.scripted_model([[ToolCall("explode", {}, "e1")], ["never"]])
     rec, person = recorded()
@@ -148,7 +131,7 @@ def test_an_interrupt_offering_options_goes_to_ask_choice_and_the_run_resumes() 
     result = mead_langchain.run(agent_for(model, pick_color), "paint", interaction=rec)
 
     assert ran == ["picked blue"]
-    assert model.tool_messages()["c1"].content == "painting it blue"
+    assert tool_messages(model)["c1"].content == "painting it blue"
     assert result.stop_reason == "end_turn"
     question = next(c for c in result.calls if c.tool == "interrupt")
     assert json.loads(str(question.result)) == {"option_id": "blue", "label": "blue"}
@@ -190,7 +173,7 @@ def test_human_in_the_loop_reviews_go_through_the_interaction_once(mode: str) ->
     assert ran == ["read a"]
     assert [e.name for e in rec.events].count("request_permission") == 2
     assert {c.tool_call_id: c.outcome for c in result.calls} == {"r1": None, "w1": "denied"}
-    told = model.tool_messages()
+    told = tool_messages(model)
     assert told["w1"].status == "error"
     assert "read only today" in str(told["w1"].content)
     assert result.stop_reason == "end_turn"
@@ -214,7 +197,7 @@ def test_a_review_that_only_allows_respond_goes_to_ask_choice() -> None:
 
     assert ran == []
     assert steps(rec)["h1"] == ANSWERED
-    told = model.tool_messages()["h1"]
+    told = tool_messages(model)["h1"]
     assert told.status == "success"
     assert json.loads(str(told.content)) == {"option_id": "M", "label": "M"}
     assert result.stop_reason == "end_turn"
@@ -394,7 +377,7 @@ def test_edited_arguments_run_exactly_and_the_record_keeps_both(how: str) -> Non
     assert (record.arguments, record.approved_arguments) == (ASKED, EDITED)
     assert (record.status, record.outcome) == ("completed", None)
     assert running(rec)["e1"]["approved_arguments"] == EDITED
-    told = model.tool_messages()["e1"]
+    told = tool_messages(model)["e1"]
     assert told.status == "success"
     assert "a.png is 800 wide" in str(told.content)
     assert ("a human reviewer replaced" in str(told.content)) is how.startswith("hitl-")
@@ -409,7 +392,7 @@ def test_edited_arguments_that_break_the_schema_never_run_the_tool(how: str) -> 
     assert (record.arguments, record.approved_arguments) == (ASKED, BROKEN)
     assert (record.status, record.outcome) == ("failed", "invalid_arguments")
     assert steps(rec)["e1"] == ["pending", "ask", "failed"]
-    told = model.tool_messages()["e1"]
+    told = tool_messages(model)["e1"]
     assert told.status == "error"
     assert "width: Input should be a valid integer" in str(told.content)
     assert record.error == told.content
@@ -423,7 +406,7 @@ def test_a_review_that_does_not_allow_edits_refuses_an_edited_call(how: str) -> 
     assert len(asked(rec)) == 1
     [record] = result.calls
     assert (record.status, record.outcome) == ("failed", "denied")
-    told = model.tool_messages()["e1"]
+    told = tool_messages(model)["e1"]
     assert told.status == "error"
     assert "does not allow edited arguments" in str(told.content)
     assert result.stop_reason == "end_turn"
