@@ -42,7 +42,9 @@ The ``Harness`` class (made anew for each test) has:
 - ``told() -> dict[str, Told]``: by tool call id, what the model was told of
   each call in the last request it received (``Told.error``: told as an error);
 - ``content``: ``None`` when the framework cannot say what a call will do beyond
-  its arguments; else a :class:`ContentCase`.
+  its arguments; else a :class:`ContentCase`;
+- ``unasked``: ``None`` when every call the framework runs is asked here; else an
+  :class:`UnaskedCase`, a call the agent runs under its own rules.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ from mead_notebook.adapters.base import AgentResult
 from mead_notebook.interaction import ContentBlock, Location
 from mead_notebook.turn import Turn
 
-__all__ = ["ContentCase", "Harness", "Replies", "Told", "Tools"]
+__all__ = ["ContentCase", "Harness", "Replies", "Told", "Tools", "UnaskedCase"]
 
 Replies = Sequence[Sequence[str | ToolCall]]
 
@@ -82,6 +84,14 @@ class ContentCase:
     tool_call_id: str
     content: list[ContentBlock]
     locations: list[Location] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class UnaskedCase:
+    """A call the agent runs without asking anyone here: the replies that make it, and its id."""
+
+    replies: Replies
+    tool_call_id: str
 
 
 class Tools:
@@ -120,6 +130,7 @@ class Harness(Protocol):
     questions: tuple[str, ...]
     ran: list[str]
     content: ContentCase | None
+    unasked: UnaskedCase | None
 
     def start(self, replies: Replies, interaction: Any) -> Turn[AgentResult]: ...
 

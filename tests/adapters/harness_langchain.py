@@ -23,7 +23,7 @@ from mead_notebook.adapters.base import AgentResult, AskUserOption, result_text
 from mead_notebook.adapters.langchain import ScriptedChatModel
 from mead_notebook.turn import Turn
 
-from .conformance import ContentCase, Replies, Told, Tools
+from .conformance import ContentCase, Replies, Told, Tools, UnaskedCase
 
 
 class Seen(ScriptedChatModel):
@@ -47,6 +47,7 @@ class Harness:
     server = "langchain"
     questions = ("pick", "choose")
     content: ContentCase | None = None
+    unasked: UnaskedCase | None = None
 
     def __init__(self) -> None:
         self.plain = Tools()

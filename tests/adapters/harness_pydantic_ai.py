@@ -17,7 +17,7 @@ from mead_notebook.adapters import pydantic_ai as mead_pydantic_ai
 from mead_notebook.adapters.base import AgentResult, AskUserOption
 from mead_notebook.turn import Turn
 
-from .conformance import ContentCase, Replies, Told, Tools
+from .conformance import ContentCase, Replies, Told, Tools, UnaskedCase
 
 
 class Harness:
@@ -25,6 +25,7 @@ class Harness:
     server = "pydantic-ai"
     questions = ("pick",)
     content: ContentCase | None = None
+    unasked: UnaskedCase | None = None
 
     def __init__(self) -> None:
         self.plain = Tools()

@@ -341,3 +341,19 @@ def test_what_a_call_will_do_reaches_its_card(harness: Harness) -> None:
     [request] = [r for r in asked(rec) if r["tool_call_id"] == case.tool_call_id]
     assert request.get("content") == case.content
     assert request.get("locations", []) == case.locations
+
+
+def test_a_call_the_agent_ran_without_asking_says_who_decided(harness: Harness) -> None:
+    rec, _ = recorded()
+    case = harness.unasked
+    if case is None:
+        # Every call that runs was asked here: none claims the agent decided.
+        run(harness, [[ToolCall("read_file", {"path": "a"}, "r1")], ["ok"]], rec)
+        assert steps(rec) == {"r1": ALLOWED}
+        assert "decided_by" not in running(rec)["r1"]
+        return
+    result = run(harness, case.replies, rec)
+    assert case.tool_call_id not in {r["tool_call_id"] for r in asked(rec)}
+    assert running(rec)[case.tool_call_id]["decided_by"] == "agent"
+    [record] = [c for c in result.calls if c.tool_call_id == case.tool_call_id]
+    assert record.decided_by == "agent"
