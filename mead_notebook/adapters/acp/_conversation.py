@@ -144,7 +144,16 @@ class Conversation:
                 if close_after:
                     self.close()
 
-        return Turn(work, driver=session.driver, cancel=session.cancel)
+        return Turn(work, driver=session.driver, cancel=lambda: self._cancel_first(session))
+
+    def _cancel_first(self, session: Session) -> None:
+        """A kernel interrupt: ``session/cancel`` goes out before the questions close."""
+        conn, session_id = self._conn, self.session_id
+        if conn is not None and session_id is not None and not self._loop.is_closed():
+            sent = self._submit(self._send_cancel(conn, session_id))
+            with contextlib.suppress(Exception):
+                sent.result(CANCEL_GRACE)
+        session.cancel()
 
     async def _turn(self, session: Session, mapper: TurnMapper, prompt: str) -> AcpResult:
         result: AcpResult = session.result  # type: ignore[assignment]
@@ -304,8 +313,14 @@ class Conversation:
         except Exception:
             log.exception("closing %s failed", self.spec.name)
         finally:
+            try:
+                self._submit(self._settle()).result(timeout)
+            except Exception:
+                log.debug("the tasks of %s did not settle", self.spec.name)
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout)
+            if not self._thread.is_alive():
+                self._loop.close()
 
     async def _close(self) -> None:
         process, conn = self.process, self._conn
@@ -317,7 +332,15 @@ class Conversation:
                 log.debug("closing the connection to %s failed", self.spec.name)
         if process is not None:
             await process.close(timeout=CANCEL_GRACE)
-        self._closed = True
+
+    async def _settle(self) -> None:
+        """Cancel what the connection left running on the agent's loop, waiting a bounded time."""
+        here = asyncio.current_task()
+        left = [t for t in asyncio.all_tasks() if t is not here and not t.done()]
+        for task in left:
+            task.cancel()
+        if left:
+            await asyncio.wait(left, timeout=CANCEL_GRACE)
 
     def _submit(self, coro: Coroutine[Any, Any, T]) -> Future[T]:
         return asyncio.run_coroutine_threadsafe(coro, self._loop)

@@ -15,7 +15,7 @@ A call: ``id``, ``title``, ``kind``, ``input`` (rawInput), ``meta`` (``_meta``),
 permission; ``ask_first``: before any ``tool_call``), ``late`` (the input follows in
 a later update), ``write`` ``{path, content}`` / ``run`` (a shell command) done
 for real once allowed, ``result`` or ``fail``, ``sleep`` (seconds it runs),
-``no_in_progress``, ``silent`` (no final update after a reject). A reject or a
+``no_in_progress``, ``open`` (never finishes), ``silent`` (no final update after a reject). A reject or a
 cancelled question goes on (``reject_ends_turn``: ends the turn ``cancelled``).
 
 Run as ``python -m mead_notebook.adapters.acp.scripted SCRIPT [LOG.jsonl]`` (SCRIPT: the
@@ -92,7 +92,7 @@ class _Scripted:
     async def initialize(self, protocol_version: int, **kwargs: Any) -> Any:
         from acp.schema import AgentCapabilities, InitializeResponse
 
-        self.log("initialize", env=os.environ.get("MEAD_SCRIPTED_ECHO"))
+        self.log("initialize", env=os.environ.get("MEAD_SCRIPTED_ECHO"), pid=os.getpid())
         return InitializeResponse(
             protocol_version=protocol_version, agent_capabilities=AgentCapabilities()
         )
@@ -276,6 +276,8 @@ class _Scripted:
                 return "cancelled" if spec.get("reject_ends_turn") else None
         else:
             await self.send(session_id, start)
+        if spec.get("open"):
+            return None
         if not spec.get("no_in_progress"):
             await self.send(session_id, acp.update_tool_call(call_id, status="in_progress"))
         if spec.get("sleep") and await self.pause(float(spec["sleep"])):
