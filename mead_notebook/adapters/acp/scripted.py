@@ -15,8 +15,9 @@ A call: ``id``, ``title``, ``kind``, ``input`` (rawInput), ``meta`` (``_meta``),
 permission; ``ask_first``: before any ``tool_call``), ``late`` (the input follows in
 a later update), ``write`` ``{path, content}`` / ``run`` (a shell command) done
 for real once allowed, ``result`` or ``fail``, ``sleep`` (seconds it runs),
-``no_in_progress``, ``open`` (never finishes), ``silent`` (no final update after a reject). A reject or a
-cancelled question goes on (``reject_ends_turn``: ends the turn ``cancelled``).
+``no_in_progress``, ``open`` (never finishes), ``silent`` (no final update after a
+reject). A reject goes on (``reject_ends_turn``: ends the turn ``cancelled``); a
+cancelled question ends the turn ``cancelled``.
 
 Run as ``python -m mead_notebook.adapters.acp.scripted SCRIPT [LOG.jsonl]`` (SCRIPT: the
 turns as JSON, or a file holding them);

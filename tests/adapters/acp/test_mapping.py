@@ -10,8 +10,8 @@ from typing import Any
 
 import psutil
 import pytest
-from adapters.helpers import Person, Waiting, asked, finals, recorded, running, steps
 
+from adapters.helpers import Person, Waiting, asked, finals, recorded, running, steps
 from mead_notebook import Allow, Answered, Deny, Picked, TurnError, Unanswered
 from mead_notebook.adapters import acp
 from mead_notebook.interaction import Choice, PlanEntry, Request
@@ -67,7 +67,10 @@ def test_first_sight_is_pending_with_name_server_kind_and_arguments(
         "effect",
     )
     assert first["w1"]["kind"] == "edit"
-    assert first["w1"]["arguments"] == {"file_path": str(tmp_path / "notes.txt"), "content": "hello"}
+    assert first["w1"]["arguments"] == {
+        "file_path": str(tmp_path / "notes.txt"),
+        "content": "hello",
+    }
     assert first["w1"]["content"] == [
         {"type": "diff", "path": str(tmp_path / "notes.txt"), "old_text": None, "new_text": "hello"}
     ]
@@ -191,7 +194,9 @@ def test_a_command_shows_as_a_terminal_with_its_output(script: Script, tmp_path:
 
 def test_a_failed_call_ends_failed_with_its_error(script: Script, tmp_path: Path) -> None:
     rec, _ = recorded()
-    result = acp.run(script.agent([[bash(fail="no such file")]]), "go", interaction=rec, cwd=tmp_path)
+    result = acp.run(
+        script.agent([[bash(fail="no such file")]]), "go", interaction=rec, cwd=tmp_path
+    )
     assert (result.calls[0].outcome, result.calls[0].error) == ("error", "no such file")
 
 
@@ -413,7 +418,9 @@ def test_the_agent_sees_the_kernels_environment_plus_env(
 ) -> None:
     monkeypatch.setenv("MEAD_SCRIPTED_ECHO", "from the kernel")
     acp.run(script.agent([[{"text": "x"}]]), "go", cwd=tmp_path)
-    acp.run(script.agent([[{"text": "x"}]], env={"MEAD_SCRIPTED_ECHO": "given"}), "go", cwd=tmp_path)
+    acp.run(
+        script.agent([[{"text": "x"}]], env={"MEAD_SCRIPTED_ECHO": "given"}), "go", cwd=tmp_path
+    )
     assert [e["env"] for e in script.events("initialize")] == ["from the kernel", "given"]
 
 
@@ -444,9 +451,7 @@ def test_presets_ask_before_edits_and_commands(tmp_path: Path) -> None:
     assert acp.agent("claude", env=env, mode="acceptEdits").mode == "acceptEdits"
 
 
-def test_callbacks_run_one_at_a_time_on_the_callback_thread(
-    script: Script, tmp_path: Path
-) -> None:
+def test_callbacks_run_one_at_a_time_on_the_callback_thread(script: Script, tmp_path: Path) -> None:
     rec, _ = recorded()
     turn = [{"text": "a"}, write(tmp_path), bash(), {"text": "b"}]
     acp.run(script.agent([turn]), "go", interaction=rec, cwd=tmp_path)
