@@ -31,7 +31,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from mead_notebook.adapters._session import missing_extra
+from mead_notebook.adapters.base import missing_extra
 
 try:
     import acp as _sdk  # noqa: F401

@@ -1,7 +1,7 @@
 """The ACP client side: every message of the agent, reported through one turn's driver.
 
 Each incoming message runs in a task of its own on the agent's loop; every call
-into the driver goes through the turn's :class:`~mead_notebook.adapters._session.Session`
+into the driver goes through the turn's :class:`~mead_notebook.adapters.base.Session`
 (its callback thread, in order, one at a time), so a question a person is
 answering never blocks the agent's connection.
 """
@@ -34,8 +34,8 @@ from acp.schema import (
 )
 
 from mead_notebook import Allow, Call
-from mead_notebook.adapters._session import Session
-from mead_notebook.interaction import FINAL_STATUSES, Location, Outcome, ToolKind, Unanswered
+from mead_notebook.adapters.base import Session
+from mead_notebook.interaction import FINAL_STATUSES, Location, ToolKind
 from mead_notebook.turn import CallRecord
 
 from . import _mapping as m
@@ -243,24 +243,10 @@ class TurnMapper:
         return AcceptElicitationResponse(action="accept", content=answers)
 
     def _ask(self, question: m.Question) -> Any:
-        driver = self.session.driver
         choice = question.choice
-        record = driver.begin(
-            choice["tool_call_id"],
-            "question",
-            self.server,
-            "read",
-            {"prompt": choice["prompt"], "options": list(choice["options"])},
-            kind="think",
-        )
-        answer = driver.choice(choice)
-        value = m.answer_of(question, answer)
-        if value is None:
-            reason: Outcome = answer.reason if isinstance(answer, Unanswered) else "no_answer"
-            driver.fail(record, reason, f"The user gave no answer ({reason}).")
-            return None
-        driver.complete(record, repr(value))
-        return value
+        arguments = {"prompt": choice["prompt"], "options": list(choice["options"])}
+        settled = self.session.ask(choice, "question", self.server, arguments)
+        return m.answer_of(question, settled)
 
 
 class Client:

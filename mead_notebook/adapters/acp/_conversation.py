@@ -24,7 +24,7 @@ from acp.schema import (
     PromptResponse,
 )
 
-from mead_notebook.adapters._session import AgentResult, Session
+from mead_notebook.adapters.base import AgentResult, Session
 from mead_notebook.errors import MeadError
 from mead_notebook.turn import Turn
 

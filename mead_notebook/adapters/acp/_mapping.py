@@ -19,19 +19,17 @@ from acp.schema import (
 )
 from acp.schema import PlanEntry as AcpPlanEntry
 
+from mead_notebook.ask_user import Settled
 from mead_notebook.interaction import (
-    Answered,
     Choice,
     ContentBlock,
     DiffBlock,
     Location,
     Option,
-    Picked,
     PlanEntry,
     TerminalBlock,
     TextBlock,
     ToolKind,
-    Unanswered,
 )
 
 __all__ = [
@@ -257,19 +255,18 @@ def questions_of(
     return found or None
 
 
-def answer_of(question: Question, answer: Picked | Answered | Unanswered) -> Any:
-    """The form value for an answer (free text stays text); None for no valid answer."""
-    if isinstance(answer, Answered):
-        text = answer.text.strip()
-        if not text:
-            return None
-        return [text] if question.choice.get("multiple") else text
-    if not isinstance(answer, Picked):
+def answer_of(question: Question, settled: Settled) -> Any:
+    """The form value for a settled question (the person's own words stay text); None for
+    no valid answer."""
+    if not settled.answered:
         return None
-    if not all(i in question.values for i in answer.option_ids):
+    multiple = bool(question.choice.get("multiple"))
+    if settled.own_words is not None:
+        text = settled.own_words.strip()
+        return ([text] if multiple else text) if text else None
+    ids = settled.option_ids
+    if not ids or not all(i in question.values for i in ids):
         return None
-    if question.choice.get("multiple"):
-        return [question.values[i] for i in answer.option_ids]
-    if answer.also:
-        return None
-    return question.values[answer.option_id]
+    if multiple:
+        return [question.values[i] for i in ids]
+    return question.values[ids[0]] if len(ids) == 1 else None
