@@ -41,8 +41,7 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
 from mead_notebook.turn import Turn
 
 from ._conversation import AcpResult, AgentError, Conversation
-from ._presets import PRESETS, AgentNotFoundError, AgentSpec, agent
-from .scripted import scripted_agent
+from ._presets import PRESETS, AgentNotFoundError, AgentSpec, agent, scripted_agent
 
 __all__ = [
     "PRESETS",

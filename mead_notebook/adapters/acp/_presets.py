@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from mead_notebook.errors import MeadError
 
-__all__ = ["PRESETS", "AgentNotFoundError", "AgentSpec", "Preset", "agent"]
+__all__ = ["PRESETS", "AgentNotFoundError", "AgentSpec", "Preset", "agent", "scripted_agent"]
 
 
 class AgentNotFoundError(MeadError, FileNotFoundError):
@@ -121,3 +124,23 @@ def agent(
 def _which(program: str, env: Mapping[str, str]) -> str | None:
     path = env.get("PATH", os.environ.get("PATH"))
     return shutil.which(program, path=path)
+
+
+def scripted_agent(
+    turns: Sequence[Sequence[dict[str, Any]]],
+    *,
+    log: str | os.PathLike[str] | None = None,
+    name: str = "scripted",
+    mode: str | None = "default",
+    env: dict[str, str] | None = None,
+    forward_always: bool = False,
+) -> AgentSpec:
+    """The scripted ACP agent (:mod:`.scripted`) playing ``turns``, one list of steps per prompt.
+
+    ``log``: a file where it writes every answer it receives, one JSON line each.
+    """
+    script = json.dumps([list(t) for t in turns])
+    command = [sys.executable, "-m", "mead_notebook.adapters.acp.scripted", script]
+    if log is not None:
+        command.append(os.fspath(log))
+    return AgentSpec(name, tuple(command), dict(env or {}), mode, forward_always)

@@ -1,4 +1,4 @@
-"""A scripted ACP agent, for tests, tutorials and benchmarks: ``scripted_agent(turns)``.
+"""A scripted ACP agent, for tests, tutorials and benchmarks (``acp.scripted_agent(turns)``).
 
 It speaks ACP on stdio as any agent does (the SDK's agent side) and plays one
 list of steps per prompt::
@@ -36,26 +36,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
-__all__ = ["main", "scripted_agent"]
-
-
-def scripted_agent(
-    turns: Sequence[Sequence[dict[str, Any]]],
-    *,
-    log: str | os.PathLike[str] | None = None,
-    name: str = "scripted",
-    mode: str | None = "default",
-    env: dict[str, str] | None = None,
-    forward_always: bool = False,
-) -> Any:
-    """An :class:`AgentSpec` for this scripted agent, playing ``turns`` one per prompt."""
-    from ._presets import AgentSpec
-
-    script = json.dumps([list(t) for t in turns])
-    command = [sys.executable, "-m", "mead_notebook.adapters.acp.scripted", script]
-    if log is not None:
-        command.append(os.fspath(log))
-    return AgentSpec(name, tuple(command), dict(env or {}), mode, forward_always)
+__all__ = ["main"]
 
 
 def main(argv: Sequence[str] | None = None) -> None:
