@@ -459,3 +459,27 @@ def test_callbacks_run_one_at_a_time_on_the_callback_thread(script: Script, tmp_
     assert all(e.thread.startswith("mead-callbacks") for e in rec.events)
     assert threading.active_count() < 50
     assert os.path.exists(tmp_path / "notes.txt")
+
+
+def test_a_question_before_any_tool_call_begins_the_call(script: Script, tmp_path: Path) -> None:
+    rec, _ = recorded()
+    result = acp.run(script.agent([[bash(ask_first=True)]]), "go", interaction=rec, cwd=tmp_path)
+    assert steps(rec)["b1"] == ["pending", "ask", "register", "in_progress", "completed"]
+    assert asked(rec)[0]["content"] == [{"type": "terminal", "command": "echo hi"}]
+    assert result.calls[0].status == "completed"
+
+
+def test_a_session_starts_a_new_agent_after_an_interrupt(script: Script, tmp_path: Path) -> None:
+    waiting = Waiting()
+    agent = script.agent([[write(tmp_path)]])
+    with acp.session(agent, cwd=tmp_path) as session:
+        turn = session.start("first", interaction=waiting)
+        assert waiting.asked.wait(20)
+        turn.cancel()
+        assert turn.result(timeout=10).stop_reason == "interrupted"
+        again = session.run("second", interaction=Person())
+    # A new agent and a new ACP session: it plays its script from the start.
+    assert [c.status for c in again.calls] == ["completed"]
+    first, second = script.events("initialize")
+    assert first["pid"] != second["pid"]
+    assert not alive(first["pid"])
