@@ -154,6 +154,9 @@ class TurnMapper:
         return known
 
     def _run(self, record: CallRecord, decided_by: Any = None) -> None:
+        """``in_progress`` once per call, made up where the agent sends none (callback thread)."""
+        if record.tool_call_id in self.running or record.status in FINAL_STATUSES:
+            return
         self.running.add(record.tool_call_id)
         call = Call(record.tool_call_id, record.tool)
         call.on_cancel(lambda: self._cancel_call(record))
@@ -203,8 +206,7 @@ class TurnMapper:
                     self.session.driver.fail, record, "error", "the agent offered no allow option"
                 )
                 return _cancelled()
-            if record.tool_call_id not in self.running:
-                self._post(self._run, record)
+            self._post(self._run, record)
             return _select(chosen)
         if decision.reason == "rejected":
             return _select(m.option_for(options, "reject"))
