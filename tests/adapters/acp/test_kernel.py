@@ -240,3 +240,34 @@ def test_the_kernels_shutdown_ends_an_open_session_and_its_children(tmp_path: Pa
     finally:
         if fe.km.is_alive():
             fe.km.shutdown_kernel(now=True)
+
+
+ASK = (
+    "agent([{'ask': {'message': 'Which fruit?', 'schema': {'type': 'object', 'properties': "
+    "{'fruit': {'type': 'string', 'oneOf': [{'const': 'a', 'title': 'Apple'}, "
+    "{'const': 'b', 'title': 'Banana'}]}}}}}, "
+    "{'call': {'id': 'l1', 'title': 'List files', 'kind': 'search', 'input': {'path': '.'}}}])"
+)
+
+
+def test_a_form_is_answered_in_the_widget_and_an_unasked_call_says_agent(fe: Frontend) -> None:
+    fe.responder = lambda card: {"option_id": "b"}
+    reply, out = fe.run(
+        f"res = acp.run({ASK}, 'go', interaction=widget())\nreport(res)\n"
+        "print('BY', [c.decided_by for c in res.calls])"
+    )
+    assert reply["status"] == "ok", reply
+    result = result_of(out)
+    assert [c["status"] for c in result["calls"]] == ["completed", "completed"]
+    assert "BY [None, 'agent']" in out
+    [event] = events(fe, "elicitation")
+    assert event["answer"] == {"action": "accept", "content": {"fruit": "b"}}
+    [widget] = fe.widgets.values()
+    assert widget.cards["question-1/fruit"]["question"]["answer"]["by"] == "person"
+
+
+def test_an_agent_that_crashes_fails_the_cell_with_its_stderr(fe: Frontend) -> None:
+    reply, _ = fe.run("acp.run(agent([{'crash': 'disk on fire', 'code': 9}]), 'go')")
+    assert (reply["status"], reply["ename"]) == ("error", "TurnError"), reply
+    assert "scripted exited with code 9 during the turn" in reply["evalue"]
+    assert "disk on fire" in reply["evalue"]
