@@ -14,7 +14,7 @@ from .calls import Call, CallEvent
 from .driver import TurnDriver
 from .errors import ModelError, ToolArgumentError, TurnError
 from .interaction import Deny
-from .model import Message, Model, ToolCall, ToolSpec
+from .model import Message, Model, Thought, ToolCall, ToolSpec
 from .tools import Tool, preview, result_text, spec_of
 from .turn import POLL_INTERVAL, CallRecord, TurnResult
 
@@ -106,6 +106,8 @@ class TurnRunner:
                     if item:
                         parts.append(item)
                         text(item, stream=stream)
+                elif isinstance(item, Thought):
+                    self.driver.thought(item.text)
                 elif isinstance(item, ToolCall):
                     if item.id is None:
                         item = ToolCall(item.name, item.arguments, self.router._next_id())
@@ -113,7 +115,8 @@ class TurnRunner:
                 else:
                     raise ModelError(
                         _model_name(model),
-                        f"the model produced {type(item).__name__}, not text or a tool call",
+                        f"the model produced {type(item).__name__}, "
+                        "not text, a thought or a tool call",
                     )
         except (_Cancelled, KeyboardInterrupt):
             raise
