@@ -13,7 +13,7 @@ import pytest
 
 from mead_notebook.notebook import static, transcript
 from mead_notebook.notebook.cards import new_card
-from mead_notebook.notebook.protocol import Answer, Card, Question
+from mead_notebook.notebook.protocol import Card, Question, Settlement
 from mead_notebook.notebook.transcript import TurnState
 
 PAYLOADS = [
@@ -33,7 +33,7 @@ LIVE_TAGS = {"script", "img", "iframe", "svg", "math", "object", "embed", "form"
 LIVE_TAGS |= {"button", "textarea", "select", "link", "meta", "base", "video", "audio"}
 
 
-def answer(decision: str, by: str = "person", **fields: Any) -> Answer:
+def answer(decision: str, by: str = "person", **fields: Any) -> Settlement:
     found: dict[str, Any] = {
         "decision": decision,
         "option_id": None,
@@ -243,7 +243,7 @@ def test_the_summary_counts_calls_by_outcome() -> None:
 # -- Markdown --------------------------------------------------------------------------
 
 
-COPY_TURN = json.loads((Path(__file__).parent / "shared" / "copy-turn.json").read_text())
+COPY_TURN = json.loads((Path(__file__).parents[1] / "shared" / "copy-turn.json").read_text())
 """A turn and its Markdown, shared with the frontend's Copy test (js/test/transcript.test.js)."""
 
 
@@ -578,7 +578,7 @@ Router(model, tools=[write_note]).run("note", interaction=NotebookInteraction(gr
 None
 """
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell)])
-    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parents[1]))
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parents[2]))
     NotebookClient(nb, timeout=120, kernel_name="python3").execute(cwd=str(tmp_path))
     path = tmp_path / "headless.ipynb"
     nbformat.write(nb, path)

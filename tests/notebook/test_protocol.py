@@ -13,7 +13,7 @@ from mead_notebook import NotebookInteraction
 from mead_notebook.interaction import Outcome, Status, ToolClass
 from mead_notebook.notebook import protocol
 
-MODEL_D_TS = Path(__file__).resolve().parents[1] / "js" / "src" / "model.d.ts"
+MODEL_D_TS = Path(__file__).resolve().parents[2] / "js" / "src" / "model.d.ts"
 
 
 def declarations() -> tuple[dict[str, dict[str, str]], dict[str, str]]:
