@@ -107,7 +107,7 @@ def unified_diff(block: DiffBlock, context: int = 3) -> list[DiffRow]:
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
     for group in matcher.get_grouped_opcodes(context):
         first, last = group[0], group[-1]
-        header = f"@@ -{first[1] + 1},{last[2] - first[1]} +{first[3] + 1},{last[4] - first[3]} @@"
+        header = f"@@ -{_range(first[1], last[2])} +{_range(first[3], last[4])} @@"
         rows.append(("@", None, None, header))
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":
@@ -118,3 +118,9 @@ def unified_diff(block: DiffBlock, context: int = 3) -> list[DiffRow]:
             if tag in ("replace", "insert"):
                 rows.extend(("+", None, j + 1, new[j]) for j in range(j1, j2))
     return rows
+
+
+def _range(start: int, end: int) -> str:
+    """A hunk's range as unified diffs write it: 1-based start, length (start 0 when empty)."""
+    length = end - start
+    return f"{start if length == 0 else start + 1},{length}"
