@@ -24,7 +24,9 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 ROOT = Path(__file__).resolve().parents[1]
 TYPES_FILE = ROOT / "js" / "src" / "protocol.gen.d.ts"
 CONSTANTS_FILE = ROOT / "js" / "src" / "constants.gen.js"
-HEADER = "// Written by scripts/gen_protocol.py from mead_notebook/notebook/protocol.py: do not edit.\n"
+HEADER = (
+    "// Written by scripts/gen_protocol.py from mead_notebook/notebook/protocol.py: do not edit.\n"
+)
 
 
 def _import() -> tuple[Any, Any, Any, Any]:
@@ -33,9 +35,10 @@ def _import() -> tuple[Any, Any, Any, Any]:
         from mead_notebook import interaction
         from mead_notebook.notebook import labels, protocol, synced
     except ImportError:
-        venv = ROOT / ".venv" / "bin" / "python"
-        if venv.exists() and Path(sys.executable).resolve() != venv.resolve():
-            os.execv(str(venv), [str(venv), *sys.argv])
+        venv = ROOT / ".venv"
+        if (venv / "bin" / "python").exists() and Path(sys.prefix).resolve() != venv.resolve():
+            python = str(venv / "bin" / "python")
+            os.execv(python, [python, *sys.argv])
         raise
     return interaction, protocol, labels, synced
 
@@ -126,7 +129,9 @@ def _name_of(tp: Any, own: str | None) -> str | None:
     for name, named in NAMED:
         if name == own:
             continue
-        if named is tp or (get_origin(tp) is Literal and get_origin(named) is Literal and tp == named):
+        if named is tp or (
+            get_origin(tp) is Literal and get_origin(named) is Literal and tp == named
+        ):
             return name
     return None
 
@@ -235,7 +240,9 @@ def main(argv: list[str]) -> int:
         else:
             path.write_text(text, "utf-8")
     for path in stale:
-        print(f"gen_protocol: {path.relative_to(ROOT)} is not what protocol.py says", file=sys.stderr)
+        print(
+            f"gen_protocol: {path.relative_to(ROOT)} is not what protocol.py says", file=sys.stderr
+        )
     return 1 if stale else 0
 
 

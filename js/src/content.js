@@ -34,7 +34,7 @@ export function diffRows(block) {
       sign: "@",
       old: null,
       new: null,
-      text: `@@ -${hunk.oldStart},${hunk.oldLines} +${hunk.newStart},${hunk.newLines} @@`,
+      text: `@@ -${rangeStart(hunk.oldStart, hunk.oldLines)},${hunk.oldLines} +${rangeStart(hunk.newStart, hunk.newLines)},${hunk.newLines} @@`,
     });
     let oldLine = hunk.oldStart;
     let newLine = hunk.newStart;
@@ -48,6 +48,15 @@ export function diffRows(block) {
     }
   }
   return rows;
+}
+
+/**
+ * A hunk's start as unified diffs write it: the line before, for an empty range.
+ * @param {number} start
+ * @param {number} lines
+ */
+function rangeStart(start, lines) {
+  return lines === 0 ? Math.max(0, start - 1) : start;
 }
 
 /** @param {DiffRow} row */
