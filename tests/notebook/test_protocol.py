@@ -27,7 +27,8 @@ SCRIPT = ROOT / "scripts" / "gen_protocol.py"
 
 def load_generator() -> ModuleType:
     spec = importlib.util.spec_from_file_location("gen_protocol", SCRIPT)
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -103,7 +104,8 @@ def test_optional_fields_are_optional_and_what_a_view_sends_may_be_left_out() ->
     assert "note?: string;" in answer
     # ... because parse reads them as missing.
     message = parse({"type": "answer", "question_id": "q1", "decision": "deny"})
-    assert not isinstance(message, str) and message["note"] == ""
+    assert not isinstance(message, str)
+    assert message["note"] == ""
 
 
 def test_the_model_interface_is_every_synced_trait() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from typing import Any
 
 import anywidget
@@ -20,9 +21,10 @@ from widget_helpers import (
 )
 
 from mead_notebook.calls import Call
-from mead_notebook.interaction import Allow, Deny, Unanswered
+from mead_notebook.interaction import Allow, Deny, PlanAndThoughts, PlanEntry, Unanswered
 from mead_notebook.model import ScriptedModel, ToolCall
 from mead_notebook.notebook import waiting as _waiting
+from mead_notebook.notebook.protocol import PROTOCOL_VERSION
 from mead_notebook.policies import AllowAll, AllowReads
 from mead_notebook.router import Router
 from mead_notebook.tools import tool
@@ -360,3 +362,55 @@ def test_settled_questions_are_not_kept_without_bound(make: Any) -> None:
     assert len(w._questions._all) == KEEP_SETTLED
     w.turn_started(None, "next")
     assert len(w._questions._all) == 0
+
+
+# -- plan and thoughts -------------------------------------------------------------------
+
+
+def test_the_widget_hears_plans_and_thoughts(make: Any) -> None:
+    w, _c = make()
+    assert isinstance(w, PlanAndThoughts)
+
+
+def test_thoughts_stream_apart_from_the_text_and_never_enter_it(make: Any) -> None:
+    w, c = make()
+    w.turn_started(None, "think")
+    for part in ("Let me ", "think 🙂", "."):
+        w.thought_delta(None, part)
+    w.text_delta(None, "The answer.")
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and (not c.custom("thought") or not c.custom("text")):
+        time.sleep(0.01)
+    thoughts = c.custom("thought")
+    assert thoughts[0]["start"] == 0
+    assert "".join(m["delta"] for m in thoughts) == "Let me think 🙂."
+    assert "".join(m["delta"] for m in c.custom("text")) == "The answer."
+    # Thoughts and text leave together at most once per interval, from one thread.
+    assert len(thoughts) <= 2
+    w.turn_ended(None, TurnResult(text="The answer."), None)
+    assert w.text == "The answer."
+    assert w.thoughts == "Let me think 🙂."
+
+
+def test_the_plan_is_synced_state_sent_whole_on_each_change(make: Any) -> None:
+    w, c = make()
+    w.turn_started(None, "plan")
+    plan: list[PlanEntry] = [
+        {"content": "Read", "status": "completed"},
+        {"content": "Fix", "status": "in_progress", "priority": "high"},
+    ]
+    w.plan_updated(None, plan)
+    w.plan_updated(None, plan)  # the same plan again sends nothing
+    w.plan_updated(None, [*plan, {"content": "Bad", "status": "someday"}])  # type: ignore[list-item]
+    assert c.custom("plan") == [{"type": "plan", "entries": plan}]
+    assert w.plan == plan
+    w.turn_ended(None, TurnResult(), None)
+    assert c.updates()[-1]["plan"] == plan
+    w.turn_started(None, "again")
+    assert w.plan == []
+    assert w.thoughts == ""
+
+
+def test_the_state_says_its_protocol_version(make: Any) -> None:
+    w, _c = make()
+    assert w.protocol_version == PROTOCOL_VERSION
