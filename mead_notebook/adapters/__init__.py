@@ -13,11 +13,12 @@ Both offer ``run`` (blocks a cell), ``arun`` (an async cell awaits it) and
 an :class:`AgentResult`; and a hook for people who run the framework's loop
 themselves (``langchain.middleware``, ``pydantic_ai.capability``).
 
-Importing this package imports no framework.
+What they share, and where a new framework plugs in, is
+:mod:`mead_notebook.adapters.base`. Importing this package imports no framework.
 """
 
 from __future__ import annotations
 
-from ._session import AgentResult
+from .base import AgentResult
 
 __all__ = ["AgentResult"]
