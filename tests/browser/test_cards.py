@@ -15,7 +15,7 @@ pytestmark = pytest.mark.browser
 
 WAIT = 60_000
 
-TURN = '''
+TURN = """
 from mead_notebook import Call, NotebookInteraction, TurnDriver
 
 w = NotebookInteraction(timeout=300)
@@ -29,7 +29,10 @@ d.plan([
 d.thought("The loop stops one short, so *the last item* is never read.")
 d.text("I will change the loop, then run the tests.")
 
-old = "def total(items):\\n    s = 0\\n    for i in range(len(items) - 1):\\n        s += items[i]\\n    return s\\n"
+old = (
+    "def total(items):\\n    s = 0\\n    for i in range(len(items) - 1):\\n"
+    "        s += items[i]\\n    return s\\n"
+)
 new = old.replace("range(len(items) - 1)", "range(len(items))")
 edit = d.begin("c1", "edit_file", "agent", None, {"path": "calc.py"}, kind="edit",
                content=[{"type": "diff", "path": "calc.py", "old_text": old, "new_text": new}],
@@ -38,8 +41,9 @@ if d.permission(edit).__class__.__name__ == "Allow":
     d.running(edit, Call("c1", "edit_file"), cancellable=False)
     d.complete(edit, "edited")
 
+command = {"type": "terminal", "command": "pytest -q tests/", "cwd": "/home/me/repo"}
 shell = d.begin("c2", "run_tests", "agent", None, {"command": "pytest -q"}, kind="execute",
-                content=[{"type": "terminal", "command": "pytest -q tests/", "cwd": "/home/me/repo"}])
+                content=[command])
 if d.permission(shell).__class__.__name__ == "Allow":
     d.running(shell, Call("c2", "run_tests"), cancellable=False)
     d.complete(shell, "3 passed", content=[{"type": "terminal", "command": "pytest -q tests/",
@@ -51,7 +55,7 @@ create = d.begin("c3", "write_file", "agent", None, {"path": "notes.txt"}, kind=
 d.permission(create)
 d.end()
 print("DONE", [c.outcome or c.status for c in d.result.calls])
-'''
+"""
 
 
 def rows(card: Locator) -> Locator:

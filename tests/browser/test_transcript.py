@@ -149,8 +149,10 @@ class Described(NotebookInteraction):
             update = {{
                 **update,
                 "content": [
-                    {{"type": "diff", "path": payloads[2], "old_text": evil, "new_text": payloads[5]}},
-                    {{"type": "terminal", "command": payloads[4], "cwd": payloads[3], "output": evil}},
+                    {{"type": "diff", "path": payloads[2], "old_text": evil,
+                      "new_text": payloads[5]}},
+                    {{"type": "terminal", "command": payloads[4], "cwd": payloads[3],
+                      "output": evil}},
                     {{"type": "text", "text": evil}},
                 ],
                 "locations": [{{"path": payloads[0], "line": 1}}],
