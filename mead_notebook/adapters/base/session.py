@@ -389,6 +389,7 @@ class Session:
             raise error from exc
         except BaseException as exc:
             error = exc
+            self.cancel()
             raise
         finally:
             self.finish(error)
