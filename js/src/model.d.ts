@@ -135,7 +135,13 @@ export interface CallMessage {
   card: Card;
 }
 
-export type KernelMessage = TextMessage | CallMessage;
+/** Kernel to frontend, while a question waits: every view answers with a pong. */
+export interface PingMessage {
+  type: "ping";
+  seq: number;
+}
+
+export type KernelMessage = TextMessage | CallMessage | PingMessage;
 
 /** Frontend to kernel: a view has rendered. */
 export interface RenderedMessage {
@@ -164,7 +170,29 @@ export interface CancelMessage {
   tool_call_id: string;
 }
 
-export type FrontendMessage = RenderedMessage | AnswerMessage | CancelMessage;
+/** Frontend to kernel: a view answers the ping numbered `seq`. */
+export interface PongMessage {
+  type: "pong";
+  seq: number;
+}
+
+/** Frontend to kernel: a view was disposed. */
+export interface GoneMessage {
+  type: "gone";
+}
+
+/** Frontend to kernel: this page does not know the shared frontend widget. */
+export interface NeedFrontendMessage {
+  type: "need_frontend";
+}
+
+export type FrontendMessage =
+  | RenderedMessage
+  | AnswerMessage
+  | CancelMessage
+  | PongMessage
+  | GoneMessage
+  | NeedFrontendMessage;
 
 /** What the parts of one view share. */
 export interface ViewContext {
