@@ -82,6 +82,10 @@ def test_each_union_has_the_same_values(ts_name: str, python: Any) -> None:
         ("RenderedMessage", protocol.RenderedMessage),
         ("AnswerMessage", protocol.AnswerMessage),
         ("CancelMessage", protocol.CancelMessage),
+        ("PingMessage", protocol.PingMessage),
+        ("PongMessage", protocol.PongMessage),
+        ("GoneMessage", protocol.GoneMessage),
+        ("NeedFrontendMessage", protocol.NeedFrontendMessage),
     ],
 )
 def test_each_shape_has_the_same_fields(ts_name: str, python: Any) -> None:
@@ -95,6 +99,10 @@ def test_message_kinds_agree() -> None:
         ("RenderedMessage", protocol.RenderedMessage),
         ("AnswerMessage", protocol.AnswerMessage),
         ("CancelMessage", protocol.CancelMessage),
+        ("PingMessage", protocol.PingMessage),
+        ("PongMessage", protocol.PongMessage),
+        ("GoneMessage", protocol.GoneMessage),
+        ("NeedFrontendMessage", protocol.NeedFrontendMessage),
     ]:
         assert literals(INTERFACES[ts_name]["type"]) == python_literals(
             get_type_hints(python)["type"]

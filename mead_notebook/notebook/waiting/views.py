@@ -1,0 +1,168 @@
+"""Whether anybody can still see a question that waits, and bringing it back to a new view.
+
+A view can go away while a question waits without a word to the kernel: a
+reopened VS Code editor is a new webview that knows no widget (the output turns
+blank and nothing reaches the kernel), a browser crashes, a tab is closed. While
+a question of the widget waits, the kernel pings its views every
+:data:`PING_EVERY` seconds and every view answers with a pong; a view that is
+disposed says ``gone``, which makes the kernel ping at once. A ping that nobody
+answers within :data:`ANSWER_WITHIN` seconds means that no view is left: the
+widget is announced again (:meth:`Presence.tick` calls ``announce``), and again
+after each unanswered ping, so that a view that comes back gets the question
+within about ``PING_EVERY + ANSWER_WITHIN`` seconds.
+
+The cost while a view is there: one small message each way per ``PING_EVERY``,
+sent from the thread that waits (it wakes for it anyway, at most that often).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, Final
+
+log = logging.getLogger(__name__)
+log.addHandler(logging.NullHandler())
+
+__all__ = ["ANSWER_WITHIN", "PING_EVERY", "Presence"]
+
+PING_EVERY: Final = 5.0
+"""How often a waiting question asks its views whether they are there (seconds)."""
+ANSWER_WITHIN: Final = 2.0
+"""How long a ping waits for a pong before no view is deemed left (seconds)."""
+
+
+class Presence:
+    """The pings of one widget while its questions wait; safe from any thread.
+
+    ``ping(seq)`` sends a ping to every view; ``announce()`` shows the widget again
+    (for a view that knows nothing of it); ``wake()`` wakes the waiting threads so
+    that they call :meth:`tick` now.
+    """
+
+    def __init__(
+        self,
+        ping: Callable[[int], None],
+        announce: Callable[[], None],
+        wake: Callable[[], None],
+        *,
+        every: float = PING_EVERY,
+        within: float = ANSWER_WITHIN,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.every = every
+        self.within = within
+        self._ping = ping
+        self._announce = announce
+        self._wake = wake
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._seq = 0
+        self._sent_at: float | None = None
+        """When the unanswered ping went out (None: none is outstanding)."""
+        self._next: float | None = None
+        """When the next ping is due (None: no question waits)."""
+        self.announced = 0
+        """How many times the widget was announced again (for tests and benchmarks)."""
+
+    def start(self) -> None:
+        """A question waits: ping from ``every`` seconds on (a running schedule is kept)."""
+        with self._lock:
+            if self._next is None:
+                self._next = self._clock() + self.every
+
+    def stop(self) -> None:
+        """No question waits any more: stop pinging."""
+        with self._lock:
+            self._next = None
+            self._sent_at = None
+
+    def due(self) -> float:
+        """Seconds until :meth:`tick` has something to do (``inf`` when nothing waits)."""
+        with self._lock:
+            if self._next is None:
+                return float("inf")
+            when = self._next if self._sent_at is None else self._sent_at + self.within
+            return max(0.0, when - self._clock())
+
+    def tick(self) -> None:
+        """Send the ping that is due, or announce again if the last one went unanswered."""
+        with self._lock:
+            now = self._clock()
+            if self._next is None:
+                return
+            if self._sent_at is not None:
+                if now < self._sent_at + self.within:
+                    return
+                self._sent_at = None
+                self._next = now + self.every
+                self.announced += 1
+                action: Callable[[], None] = self._announce
+            elif now >= self._next:
+                self._seq += 1
+                self._sent_at = now
+                seq = self._seq
+                action = lambda: self._ping(seq)  # noqa: E731
+            else:
+                return
+        try:
+            action()
+        except Exception:
+            log.exception("could not reach the widget's views")
+
+    def pong(self, seq: int) -> None:
+        """A view answered ping ``seq``: somebody is there."""
+        with self._lock:
+            if self._sent_at is not None and seq == self._seq:
+                self._sent_at = None
+                self._next = self._clock() + self.every
+
+    def gone(self) -> None:
+        """A view was disposed: ping now, in case it was the last one."""
+        with self._lock:
+            if self._next is None or self._sent_at is not None:
+                return
+            self._next = self._clock()
+        self._wake()
+
+
+class Reopens:
+    """Announcing widgets again: a new comm with the same model id, at most so often each.
+
+    The frontend learns the model again from the new ``comm_open`` (with its whole
+    state), under the id that the notebook's outputs already name; a page that had
+    the model replaces it. Safe from any thread that may publish to the frontend.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._last: dict[str, float] = {}
+
+    def reopen(self, widget: object, *, at_most_every: float = 0.0) -> bool:
+        """Close the widget's comm and open a new one with its id; return whether it was done.
+
+        Nothing is done for a widget without an open comm, or one reopened less than
+        ``at_most_every`` seconds ago.
+        """
+        comm: Any = getattr(widget, "comm", None)
+        comm_id = getattr(comm, "comm_id", None)
+        if comm is None or not isinstance(comm_id, str):
+            return False
+        with self._lock:
+            now = self._clock()
+            last = self._last.get(comm_id)
+            if last is not None and now - last < at_most_every:
+                return False
+            self._last[comm_id] = now
+        # ipywidgets' Widget.close() would also drop the widget's _repr_mimebundle_;
+        # only the comm is replaced. open() reuses the model id the widget remembers.
+        widget.comm = None  # type: ignore[attr-defined]
+        comm.close()
+        widget.open()  # type: ignore[attr-defined]
+        return True
+
+
+REOPENS = Reopens()
