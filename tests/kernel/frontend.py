@@ -3,7 +3,8 @@
 ``Frontend`` starts a kernel from one of the matrix environments, runs cells and
 plays the widget's frontend: it answers ``comm_open`` with ``{"type": "rendered"}``
 (and each ``ping`` with a ``pong``) while ``render`` is true, and answers open
-questions with whatever its ``responder`` returns. Everything runs in the test's thread (the client's sockets are not thread-safe).
+questions with whatever its ``responder`` returns. Everything runs in the test's
+thread (the client's sockets are not thread-safe).
 """
 
 from __future__ import annotations
