@@ -20,8 +20,9 @@ def presence() -> tuple[Presence, Clock, list[str]]:
         lambda seq: events.append(f"ping {seq}"),
         lambda: events.append("announce"),
         lambda: events.append("wake"),
-        every=5.0,
+        every=8.0,
         within=2.0,
+        again=4.0,
         clock=clock,
     )
     return p, clock, events
@@ -36,54 +37,63 @@ def test_nothing_happens_while_no_question_waits() -> None:
     assert p.due() == float("inf")
 
 
-def test_an_answered_ping_announces_nothing() -> None:
+def test_answered_pings_announce_nothing() -> None:
     p, clock, events = presence()
     p.start()
-    assert p.due() == 5.0
-    clock.now += 5
-    p.tick()
-    assert events == ["ping 1"]
-    assert p.due() == 2.0
-    p.pong(1)
-    clock.now += 2
-    p.tick()
-    assert events == ["ping 1"]
-    assert p.due() == 3.0
+    assert p.due() == 8.0
+    for seq in (1, 2, 3):
+        clock.now += 8
+        p.tick()
+        p.pong(seq)
+    assert events == ["ping 1", "ping 2", "ping 3"]
+    assert p.due() == 8.0
 
 
-def test_an_unanswered_ping_announces_again_and_keeps_pinging() -> None:
+def test_an_unanswered_ping_announces_again_until_a_view_is_seen() -> None:
     p, clock, events = presence()
     p.start()
-    clock.now += 5
+    clock.now += 8
     p.tick()
     p.pong(7)  # not this ping's number: ignored
-    clock.now += 2
+    clock.now += 8
     p.tick()
     assert events == ["ping 1", "announce"]
-    clock.now += 5
+    assert p.due() == 4.0
+    clock.now += 4
     p.tick()
-    clock.now += 2
+    assert events == ["ping 1", "announce", "announce"]
+    p.rendered()
+    assert p.due() == 8.0
+    clock.now += 8
     p.tick()
-    assert events == ["ping 1", "announce", "ping 2", "announce"]
+    assert events == ["ping 1", "announce", "announce", "ping 2"]
     assert p.announced == 2
 
 
-def test_a_goodbye_pings_at_once_and_stop_ends_it() -> None:
+def test_a_goodbye_pings_at_once_and_waits_briefly() -> None:
     p, clock, events = presence()
     p.start()
     clock.now += 1
     p.gone()
-    assert events == ["wake"]
-    assert p.due() == 0.0
+    assert events == ["ping 1", "wake"]
+    assert p.due() == 2.0
+    clock.now += 2
     p.tick()
-    assert events == ["wake", "ping 1"]
-    p.stop()
-    clock.now += 10
-    p.tick()
-    assert events == ["wake", "ping 1"]
+    assert events == ["ping 1", "wake", "announce"]
 
 
-def test_an_error_in_a_ping_is_logged_not_raised() -> None:
+def test_a_goodbye_from_one_of_two_views_changes_nothing() -> None:
+    p, clock, events = presence()
+    p.start()
+    p.gone()
+    p.pong(1)
+    clock.now += 2
+    p.tick()
+    assert events == ["ping 1", "wake"]
+    assert p.due() == 6.0
+
+
+def test_stop_ends_it_and_an_error_is_logged_not_raised() -> None:
     clock = Clock()
 
     def ping(seq: int) -> None:
@@ -93,4 +103,6 @@ def test_an_error_in_a_ping_is_logged_not_raised() -> None:
     p.start()
     clock.now += 1
     p.tick()
-    assert p.due() == 2.0
+    assert p.due() == 1.0
+    p.stop()
+    assert p.due() == float("inf")

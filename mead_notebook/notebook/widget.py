@@ -265,6 +265,7 @@ class NotebookInteraction(SyncedTurn):
                 log.warning("ignored a frontend message (%s): %.200r", message, content)
             elif message["type"] == "rendered":
                 self._questions.view_rendered()
+                self._presence.rendered()
             elif message["type"] == "answer":
                 self._questions.answer(message)
             elif message["type"] == "cancel":

@@ -6,12 +6,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, sync_playwright
-
 from browser.conftest import CHROMIUM, CHROMIUM_ARGS, Latencies  # noqa: F401
-from browser.conftest import latencies as latencies  # noqa: F401  (shared latency report)
-from browser.conftest import artifacts as artifacts  # noqa: F401
+from browser.conftest import artifacts as artifacts
+from browser.conftest import latencies as latencies
 from browser.pages import CLICK_RECORDER
+from playwright.sync_api import Browser, sync_playwright
 
 from .host import HERE, VSCodeHost, kernel_python
 
@@ -35,9 +34,7 @@ def chromium() -> Iterator[Browser]:
 
 
 @pytest.fixture(params=["6.29.5", "7.4.0"])
-def host(
-    request: pytest.FixtureRequest, chromium: Browser, tmp_path: Path
-) -> Iterator[VSCodeHost]:
+def host(request: pytest.FixtureRequest, chromium: Browser, tmp_path: Path) -> Iterator[VSCodeHost]:
     """A kernel of the oldest or newest supported ipykernel, shown in a VS Code webview."""
     version = request.param
     if not kernel_python(version).exists():

@@ -67,7 +67,9 @@ class VSCodeHost:
     def __init__(self, version: str, workdir: Path, context: BrowserContext) -> None:
         python = kernel_python(version)
         if not python.exists():
-            raise FileNotFoundError(f"no kernel environment at {python}: run scripts/kernel-envs.sh")
+            raise FileNotFoundError(
+                f"no kernel environment at {python}: run scripts/kernel-envs.sh"
+            )
         self.version = version
         self.env = python.parent.parent
         spec_dir = workdir / "kernels" / "vscode-host"
@@ -180,7 +182,8 @@ class VSCodeHost:
         while not until():
             if time.monotonic() > deadline:
                 raise AssertionError(
-                    f"timed out after {timeout} s waiting for {what}; page said: {self.console[-5:]}"
+                    f"timed out after {timeout} s waiting for {what}; "
+                    f"the page said: {self.console[-5:]}"
                 )
             self.step()
 

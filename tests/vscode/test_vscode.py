@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from browser.scenarios import ALLOW_SYNC, ASYNC_ALLOW, BACKGROUND_ALLOW, BACKGROUND_RESULT, PRELUDE
+from browser.scenarios import ALLOW_SYNC, PRELUDE
 
 from .host import VSCodeHost
 
@@ -13,7 +12,7 @@ pytestmark = pytest.mark.browser
 QUESTION_TIMEOUT = 60.0
 
 
-def allow_button(host: VSCodeHost):  # noqa: ANN201
+def allow_button(host: VSCodeHost):
     assert host.page is not None
     return host.page.locator(".mead-turn").get_by_role("button", name="Allow", exact=True)
 

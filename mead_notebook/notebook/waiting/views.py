@@ -4,15 +4,16 @@ A view can go away while a question waits without a word to the kernel: a
 reopened VS Code editor is a new webview that knows no widget (the output turns
 blank and nothing reaches the kernel), a browser crashes, a tab is closed. While
 a question of the widget waits, the kernel pings its views every
-:data:`PING_EVERY` seconds and every view answers with a pong; a view that is
-disposed says ``gone``, which makes the kernel ping at once. A ping that nobody
-answers within :data:`ANSWER_WITHIN` seconds means that no view is left: the
-widget is announced again (:meth:`Presence.tick` calls ``announce``), and again
-after each unanswered ping, so that a view that comes back gets the question
-within about ``PING_EVERY + ANSWER_WITHIN`` seconds.
+:data:`PING_EVERY` seconds and every view answers with a pong; a ping still
+unanswered when the next one is due means that no view is left. A view that is
+disposed says ``gone``, and the kernel then pings at once and waits only
+:data:`ANSWER_WITHIN` seconds for a pong. With no view left the widget is
+announced again (``announce``) every :data:`ANNOUNCE_EVERY` seconds, until a view
+renders it or answers a ping, so that a view that comes back gets the question
+within a few seconds.
 
-The cost while a view is there: one small message each way per ``PING_EVERY``,
-sent from the thread that waits (it wakes for it anyway, at most that often).
+The cost while a view is there: one small message each way, and one wake of the
+waiting thread, per ``PING_EVERY``.
 """
 
 from __future__ import annotations
@@ -26,12 +27,14 @@ from typing import Any, Final
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
 
-__all__ = ["ANSWER_WITHIN", "PING_EVERY", "Presence"]
+__all__ = ["ANNOUNCE_EVERY", "ANSWER_WITHIN", "PING_EVERY", "REOPENS", "Presence", "Reopens"]
 
-PING_EVERY: Final = 5.0
+PING_EVERY: Final = 8.0
 """How often a waiting question asks its views whether they are there (seconds)."""
 ANSWER_WITHIN: Final = 2.0
-"""How long a ping waits for a pong before no view is deemed left (seconds)."""
+"""How long the ping after a goodbye waits for a pong (seconds)."""
+ANNOUNCE_EVERY: Final = 4.0
+"""How often the widget is announced again while no view is left (seconds)."""
 
 
 class Presence:
@@ -50,20 +53,24 @@ class Presence:
         *,
         every: float = PING_EVERY,
         within: float = ANSWER_WITHIN,
+        again: float = ANNOUNCE_EVERY,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.every = every
         self.within = within
+        self.again = again
         self._ping = ping
         self._announce = announce
         self._wake = wake
         self._clock = clock
         self._lock = threading.Lock()
         self._seq = 0
-        self._sent_at: float | None = None
-        """When the unanswered ping went out (None: none is outstanding)."""
+        self._unanswered = False
+        """The last ping has had no pong yet."""
+        self._lost = False
+        """No view is left: announce every ``again`` seconds instead of pinging."""
         self._next: float | None = None
-        """When the next ping is due (None: no question waits)."""
+        """When :meth:`tick` acts next (None: no question waits)."""
         self.announced = 0
         """How many times the widget was announced again (for tests and benchmarks)."""
 
@@ -72,41 +79,38 @@ class Presence:
         with self._lock:
             if self._next is None:
                 self._next = self._clock() + self.every
+                self._unanswered = self._lost = False
 
     def stop(self) -> None:
         """No question waits any more: stop pinging."""
         with self._lock:
             self._next = None
-            self._sent_at = None
 
     def due(self) -> float:
         """Seconds until :meth:`tick` has something to do (``inf`` when nothing waits)."""
         with self._lock:
             if self._next is None:
                 return float("inf")
-            when = self._next if self._sent_at is None else self._sent_at + self.within
-            return max(0.0, when - self._clock())
+            return max(0.0, self._next - self._clock())
 
     def tick(self) -> None:
-        """Send the ping that is due, or announce again if the last one went unanswered."""
+        """Do what is due: ping, or announce again when the last ping went unanswered."""
+        action: Callable[[], None]
         with self._lock:
             now = self._clock()
-            if self._next is None:
+            if self._next is None or now < self._next:
                 return
-            if self._sent_at is not None:
-                if now < self._sent_at + self.within:
-                    return
-                self._sent_at = None
-                self._next = now + self.every
+            if self._lost or self._unanswered:
+                self._lost, self._unanswered = True, False
+                self._next = now + self.again
                 self.announced += 1
-                action: Callable[[], None] = self._announce
-            elif now >= self._next:
+                action = self._announce
+            else:
                 self._seq += 1
-                self._sent_at = now
+                self._unanswered = True
+                self._next = now + self.every
                 seq = self._seq
                 action = lambda: self._ping(seq)  # noqa: E731
-            else:
-                return
         try:
             action()
         except Exception:
@@ -115,16 +119,32 @@ class Presence:
     def pong(self, seq: int) -> None:
         """A view answered ping ``seq``: somebody is there."""
         with self._lock:
-            if self._sent_at is not None and seq == self._seq:
-                self._sent_at = None
-                self._next = self._clock() + self.every
+            if seq == self._seq:
+                self._seen()
+
+    def rendered(self) -> None:
+        """A view rendered the widget: somebody is there."""
+        with self._lock:
+            self._seen()
+
+    def _seen(self) -> None:
+        if self._next is not None and (self._lost or self._unanswered):
+            self._next = self._clock() + self.every
+        self._unanswered = self._lost = False
 
     def gone(self) -> None:
-        """A view was disposed: ping now, in case it was the last one."""
+        """A view was disposed: ping now, in case it was the last one, and wait briefly."""
         with self._lock:
-            if self._next is None or self._sent_at is not None:
+            if self._next is None or self._lost:
                 return
-            self._next = self._clock()
+            self._seq += 1
+            seq = self._seq
+            self._unanswered = True
+            self._next = self._clock() + self.within
+        try:
+            self._ping(seq)
+        except Exception:
+            log.exception("could not reach the widget's views")
         self._wake()
 
 
