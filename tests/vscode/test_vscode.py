@@ -63,6 +63,10 @@ def record_load(host: VSCodeHost, test: str) -> None:
     assert shown, "no widget output was displayed"
     assert rendered, "no view said it rendered"
     LOADS[f"{test}_{host.version}"] = round((rendered[0]["at"] - shown[0]) * 1000, 1)
+    write_loads()
+
+
+def write_loads() -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     LOAD_FILE.write_text(
         json.dumps(
@@ -70,7 +74,8 @@ def record_load(host: VSCodeHost, test: str) -> None:
                 "unit": "milliseconds",
                 "what": "from the kernel's display of the first widget of a fresh kernel to the "
                 "page's first 'rendered' message, in the VS Code host (script-source round "
-                "trip and a 1 s offline CDN check included)",
+                "trip and a 1 s offline CDN check included); vscode_reopen_to_question: from "
+                "a reopened editor's new webview to the waiting question shown in it",
                 "tests": dict(sorted(LOADS.items())),
             },
             indent=2,
@@ -171,4 +176,5 @@ def test_a_reopened_editor_gets_the_waiting_question(
         Clicks(host), f"vscode_reopened_choice_{host.version}", ("Submit",), "UNBLOCKED"
     )  # type: ignore[arg-type]
     LOADS[f"vscode_reopen_to_question_{host.version}"] = round(back * 1000, 1)
+    write_loads()
     what_vscode_sends(host)

@@ -153,7 +153,8 @@ class Reopens:
 
     The frontend learns the model again from the new ``comm_open`` (with its whole
     state), under the id that the notebook's outputs already name; a page that had
-    the model replaces it. Safe from any thread that may publish to the frontend.
+    the model registers the new one in its place. Safe from any thread that may
+    publish to the frontend.
     """
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
@@ -177,10 +178,13 @@ class Reopens:
             if last is not None and now - last < at_most_every:
                 return False
             self._last[comm_id] = now
-        # ipywidgets' Widget.close() would also drop the widget's _repr_mimebundle_;
-        # only the comm is replaced. open() reuses the model id the widget remembers.
+        # Replaced, never closed: a comm_close would make a page that has the model
+        # (a JupyterLab tab that is loading) drop its views for good. The old comm
+        # must not send one when it is collected either. ipywidgets' Widget.close()
+        # would also drop the widget's _repr_mimebundle_. open() reuses the model id
+        # the widget remembers, and the kernel's comm manager now routes it to the new comm.
+        comm._closed = True
         widget.comm = None  # type: ignore[attr-defined]
-        comm.close()
         widget.open()  # type: ignore[attr-defined]
         return True
 
