@@ -28,7 +28,7 @@ fi
 export VIRTUAL_ENV="$root/.venv"
 echo "setup: Python packages"
 (cd js && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent)
-.venv/bin/uv pip install -q -e ".[dev,openai,anthropic,mcp,langchain,pydantic-ai]"
+.venv/bin/uv pip install -q -e ".[dev,openai,anthropic,mcp,langchain,pydantic-ai,acp]"
 
 if [ $minimal = 0 ]; then
   bash scripts/kernel-envs.sh
