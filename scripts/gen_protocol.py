@@ -74,10 +74,14 @@ NAMED: list[tuple[str, Any]] = [
     ("ThoughtMessage", protocol.ThoughtMessage),
     ("PlanMessage", protocol.PlanMessage),
     ("CallMessage", protocol.CallMessage),
+    ("PingMessage", protocol.PingMessage),
     ("KernelMessage", protocol.KernelMessage),
     ("RenderedMessage", protocol.RenderedMessage),
     ("AnswerMessage", protocol.AnswerMessage),
     ("CancelMessage", protocol.CancelMessage),
+    ("PongMessage", protocol.PongMessage),
+    ("GoneMessage", protocol.GoneMessage),
+    ("NeedFrontendMessage", protocol.NeedFrontendMessage),
     ("FrontendMessage", protocol.FrontendMessage),
 ]
 """Every type the frontend sees, by its TypeScript name."""
@@ -85,7 +89,14 @@ NAMED: list[tuple[str, Any]] = [
 FROM_FRONTEND_REQUIRED = {"type", "question_id", "tool_call_id"}
 """In a message a view sends, every other field may be left out: ``protocol.parse``
 reads a missing field as null (or an empty note)."""
-FROM_FRONTEND = {"RenderedMessage", "AnswerMessage", "CancelMessage"}
+FROM_FRONTEND = {
+    "RenderedMessage",
+    "AnswerMessage",
+    "CancelMessage",
+    "PongMessage",
+    "GoneMessage",
+    "NeedFrontendMessage",
+}
 
 TRAITS: dict[str, str] = {
     "prompt": "string",

@@ -33,5 +33,7 @@ echo "setup: Python packages"
 
 if [ $minimal = 0 ]; then
   bash scripts/kernel-envs.sh
+  echo "setup: VS Code's widget manager for tests/vscode"
+  (cd tests/vscode && npm ci --no-audit --no-fund --loglevel=error)
 fi
 echo "setup: ready"

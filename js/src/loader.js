@@ -54,6 +54,7 @@ async function sharedModel(model, id, wait) {
   }
   const deadline = Date.now() + wait;
   let last = "it is not known";
+  let asked = false;
   for (;;) {
     try {
       const found = await withTimeout(
@@ -66,6 +67,11 @@ async function sharedModel(model, id, wait) {
     }
     if (Date.now() >= deadline) {
       throw new Error(`the shared frontend widget ${id} was not found in ${wait / 1000} s (${last})`);
+    }
+    if (!asked) {
+      // A page that never saw it (a reopened VS Code editor): the kernel sends it again.
+      asked = true;
+      model.send({ type: "need_frontend" });
     }
     await new Promise((resolve) => setTimeout(resolve, RETRY_EVERY));
   }

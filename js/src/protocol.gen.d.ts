@@ -139,7 +139,13 @@ export interface CallMessage {
   card: Card;
 }
 
-export type KernelMessage = TextMessage | ThoughtMessage | PlanMessage | CallMessage;
+/** Kernel to frontend, while a question waits: every view answers with a pong. */
+export interface PingMessage {
+  type: "ping";
+  seq: number;
+}
+
+export type KernelMessage = TextMessage | ThoughtMessage | PlanMessage | CallMessage | PingMessage;
 
 /** Frontend to kernel: a view has rendered (someone can answer). */
 export interface RenderedMessage {
@@ -165,7 +171,23 @@ export interface CancelMessage {
   tool_call_id: string;
 }
 
-export type FrontendMessage = RenderedMessage | AnswerMessage | CancelMessage;
+/** Frontend to kernel: a view answers the ping numbered ``seq``. */
+export interface PongMessage {
+  type: "pong";
+  seq?: number;
+}
+
+/** Frontend to kernel: a view was disposed. */
+export interface GoneMessage {
+  type: "gone";
+}
+
+/** Frontend to kernel: this page does not know the shared frontend widget. */
+export interface NeedFrontendMessage {
+  type: "need_frontend";
+}
+
+export type FrontendMessage = RenderedMessage | AnswerMessage | CancelMessage | PongMessage | GoneMessage | NeedFrontendMessage;
 
 /** The synced traits of one NotebookInteraction. */
 export interface Model {

@@ -98,6 +98,16 @@ export class TurnView {
     this.onChange = () => this.schedule();
     for (const name of TRAITS) model.on(`change:${name}`, this.onChange);
     this.render();
+    // Each view answers the kernel's pings while a question waits, so that the
+    // kernel knows whether anybody can still see it (docs/widget-protocol.md).
+    /** @param {unknown} message */
+    this.onCustom = (message) => {
+      const ping = /** @type {{type?: unknown, seq?: unknown}} */ (message ?? {});
+      if (ping.type === "ping" && typeof ping.seq === "number") {
+        this.ctx.send({ type: "pong", seq: ping.seq });
+      }
+    };
+    model.on("msg:custom", this.onCustom);
     model.send({ type: "rendered" });
   }
 
@@ -271,7 +281,15 @@ export class TurnView {
   }
 
   dispose() {
+    if (!this.disposed) {
+      try {
+        this.model.send({ type: "gone" });
+      } catch {
+        // The model is closing too: nobody to tell.
+      }
+    }
     this.disposed = true;
+    this.model.off("msg:custom", this.onCustom);
     cancelFrame(this.frame);
     this.frame = null;
     for (const name of TRAITS) this.model.off(`change:${name}`, this.onChange);

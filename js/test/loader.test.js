@@ -129,6 +129,22 @@ describe("the loader", () => {
     expect(el.querySelector(".mead-turn-status").textContent).toBe("Done");
   });
 
+  it("asks the kernel once for a shared widget the page does not know", async () => {
+    const manager = new FakeManager();
+    const model = turnModel(manager, { status: "done" });
+    const send = model.send.bind(model);
+    model.send = (message) => {
+      send(message);
+      if (message.type === "need_frontend") setTimeout(() => manager.add("shared", SHARED), 50);
+    };
+    const h = host(model, { importCode: importer().importCode, wait: 5000 });
+    await h.ready;
+    const el = h.render();
+    await h.rendered();
+    expect(model.sentOfType("need_frontend")).toHaveLength(1);
+    expect(el.querySelector(".mead-turn-status").textContent).toBe("Done");
+  });
+
   it("imports the code again for a new digest", async () => {
     const manager = new FakeManager();
     manager.add("shared", SHARED);

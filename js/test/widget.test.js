@@ -47,6 +47,21 @@ describe("views", () => {
     expect(model.sentOfType("rendered")).toEqual([{ type: "rendered" }, { type: "rendered" }]);
   });
 
+  it("answers each ping from every view, and says goodbye when a view goes", () => {
+    const model = setup();
+    host.render();
+    host.render();
+    model.kernelSends({ type: "ping", seq: 7 });
+    expect(model.sentOfType("pong")).toEqual([{ type: "pong", seq: 7 }, { type: "pong", seq: 7 }]);
+    model.kernelSends({ type: "ping", seq: "8" });
+    expect(model.sentOfType("pong")).toHaveLength(2);
+    host.dispose();
+    host = undefined;
+    expect(model.sentOfType("gone")).toEqual([{ type: "gone" }, { type: "gone" }]);
+    model.kernelSends({ type: "ping", seq: 9 });
+    expect(model.sentOfType("pong")).toHaveLength(2);
+  });
+
   it("renders streamed text as Markdown as it arrives", async () => {
     const model = setup({ status: "running" });
     const el = host.render();

@@ -100,6 +100,13 @@ class Outputs:
         with self._lock:
             self.widget_display_id = display_id
 
+    def refresh(self, widget_bundle: Bundle) -> None:
+        """Publish the widget's output again in place (a view that lost it draws it anew)."""
+        with self._lock:
+            widget_id = self.widget_display_id
+        if widget_id is not None:
+            self._publish(widget_bundle, widget_id, True)
+
     def turn_ended(self, widget: Callable[[], Bundle], state: Callable[[], TurnState]) -> None:
         """Publish the widget's final summary and the static transcript; never raises.
 

@@ -34,7 +34,11 @@ __all__ = [
     "Card",
     "ChoiceOption",
     "FrontendMessage",
+    "GoneMessage",
+    "NeedFrontendMessage",
+    "PingMessage",
     "PlanMessage",
+    "PongMessage",
     "Question",
     "RenderedMessage",
     "Scope",
@@ -61,6 +65,11 @@ the page's frontend is older than the kernel's.
 RENDERED: Final = "rendered"
 ANSWER: Final = "answer"
 CANCEL: Final = "cancel"
+PONG: Final = "pong"
+GONE: Final = "gone"
+NEED_FRONTEND: Final = "need_frontend"
+MAX_SEQ: Final = 2**53 - 1
+"""Largest ping number (JavaScript's largest exact integer)."""
 
 Verdict = Literal["allow", "deny", "picked", "expired", "interrupted", "no_answer"]
 """How a question was settled; who settled it is a :data:`~mead_notebook.interaction.DecidedBy`."""
@@ -192,6 +201,13 @@ class CallMessage(TypedDict):
     card: Card
 
 
+class PingMessage(TypedDict):
+    """Kernel to frontend, while a question waits: every view answers with a pong."""
+
+    type: Literal["ping"]
+    seq: int
+
+
 class RenderedMessage(TypedDict):
     """Frontend to kernel: a view has rendered (someone can answer)."""
 
@@ -225,8 +241,34 @@ class CancelMessage(TypedDict):
     tool_call_id: str
 
 
-FrontendMessage = RenderedMessage | AnswerMessage | CancelMessage
-KernelMessage = TextMessage | ThoughtMessage | PlanMessage | CallMessage
+class PongMessage(TypedDict):
+    """Frontend to kernel: a view answers the ping numbered ``seq``."""
+
+    type: Literal["pong"]
+    seq: int
+
+
+class GoneMessage(TypedDict):
+    """Frontend to kernel: a view was disposed."""
+
+    type: Literal["gone"]
+
+
+class NeedFrontendMessage(TypedDict):
+    """Frontend to kernel: this page does not know the shared frontend widget."""
+
+    type: Literal["need_frontend"]
+
+
+FrontendMessage = (
+    RenderedMessage
+    | AnswerMessage
+    | CancelMessage
+    | PongMessage
+    | GoneMessage
+    | NeedFrontendMessage
+)
+KernelMessage = TextMessage | ThoughtMessage | PlanMessage | CallMessage | PingMessage
 
 MAX_NOTE = 500
 """Longest note kept from a frontend answer, in characters."""
@@ -282,6 +324,15 @@ def parse(content: object) -> FrontendMessage | str:
         return CancelMessage(type="cancel", tool_call_id=tool_call_id)
     if kind == ANSWER:
         return _parse_answer(content)
+    if kind == PONG:
+        seq = content.get("seq")
+        if isinstance(seq, bool) or not isinstance(seq, int) or not 0 < seq <= MAX_SEQ:
+            return "a pong needs the seq of its ping"
+        return PongMessage(type="pong", seq=seq)
+    if kind == GONE:
+        return GoneMessage(type="gone")
+    if kind == NEED_FRONTEND:
+        return NeedFrontendMessage(type="need_frontend")
     return f"unknown type {kind!r}"
 
 

@@ -31,6 +31,7 @@ from .answers import (
 )
 from .protocol import AnswerMessage, ChoiceOption, Question, Verdict
 from .rules import Rule
+from .waiting.views import Presence
 
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
@@ -101,6 +102,7 @@ class Questions:
         policy: Policy | None = None,
         fallback: Policy | None = None,
         settled: Callable[[QuestionState], None] | None = None,
+        presence: Presence | None = None,
     ) -> None:
         self.timeout = timeout
         self.grace = grace
@@ -109,6 +111,7 @@ class Questions:
         self._show = show
         self._wait = wait
         self._on_settled = settled
+        self._presence = presence
         self._lock = threading.RLock()
         self._ids = itertools.count(1)
         self._all: OrderedDict[str, QuestionState] = OrderedDict()
@@ -219,6 +222,12 @@ class Questions:
             for q in self._open.values():
                 q.wake.set()
 
+    def nudge(self) -> None:
+        """Wake every waiting question now (it re-checks its views and deadlines)."""
+        with self._lock:
+            for q in self._open.values():
+                q.wake.set()
+
     def view_displayed(self) -> None:
         """The widget was displayed: the grace period counts from now."""
         with self._lock:
@@ -265,6 +274,7 @@ class Questions:
         """Block until ``q`` is settled, deciding it by timeout or ``nobody()`` if needed."""
         opened = time.monotonic()
         deadline = None if self.timeout is None else opened + self.timeout
+        presence = self._presence
         try:
             while True:
                 with self._lock:
@@ -274,6 +284,9 @@ class Questions:
                     if rendered:
                         q.wake.clear()
                     shown = self.displayed_at
+                if rendered and presence is not None:
+                    presence.start()
+                    presence.tick()
                 now = time.monotonic()
                 if deadline is not None and now >= deadline:
                     self._settle(q, unanswered(q.asked, "expired", "timeout", "no answer in time"))
@@ -285,6 +298,8 @@ class Questions:
                         self._unattended(q, nobody)
                         continue
                     limit = min(limit, grace_end - now)
+                elif presence is not None:
+                    limit = min(limit, presence.due())
                 if deadline is not None:
                     limit = min(limit, deadline - now)
                 self._wait(q.wake, max(limit, 0.0))
@@ -297,6 +312,11 @@ class Questions:
                 q, unanswered(q.asked, "interrupted", "kernel", "the wait was interrupted")
             )
             raise
+        finally:
+            with self._lock:
+                idle = not self._open
+            if idle and presence is not None:
+                presence.stop()
 
     def _unattended(self, q: QuestionState, nobody: Callable[[], Result]) -> None:
         try:

@@ -35,17 +35,21 @@ from . import cards
 from . import waiting as _waiting
 from .auditing import Auditor
 from .outputs import Outputs
-from .protocol import Question, parse
+from .protocol import PingMessage, Question, parse
 from .questions import Questions, QuestionState
 from .rules import Rule
 from .synced import SyncedTurn
 from .text import FLUSH_INTERVAL
 from .transcript import summary
+from .waiting.views import REOPENS, Presence
 
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
 
 __all__ = ["FLUSH_INTERVAL", "NotebookInteraction"]
+
+FRONTEND_AGAIN_AFTER = 2.0
+"""Shortest time between two sends of the shared frontend to pages that lack it (seconds)."""
 
 
 class NotebookInteraction(SyncedTurn):
@@ -87,6 +91,7 @@ class NotebookInteraction(SyncedTurn):
         self._outputs = Outputs()
         self._handles: dict[str, Call] = {}
         self._cancel_requested: set[str] = set()
+        self._presence = Presence(self._ping, self._announce, lambda: self._questions.nudge())
         self._questions = Questions(
             show=self._show_question,
             wait=self._wait,
@@ -95,6 +100,7 @@ class NotebookInteraction(SyncedTurn):
             policy=policy,
             fallback=fallback,
             settled=self._audit_decision,
+            presence=self._presence,
         )
         super().__init__(keyboard=keyboard, **kwargs)
         if audit is not None:
@@ -274,10 +280,18 @@ class NotebookInteraction(SyncedTurn):
                 log.warning("ignored a frontend message (%s): %.200r", message, content)
             elif message["type"] == "rendered":
                 self._questions.view_rendered()
+                self._presence.rendered()
             elif message["type"] == "answer":
                 self._questions.answer(message)
-            else:
+            elif message["type"] == "cancel":
                 self._cancel(message["tool_call_id"])
+            elif message["type"] == "pong":
+                self._presence.pong(message["seq"])
+            elif message["type"] == "gone":
+                self._presence.gone()
+            else:
+                with self._lock:
+                    REOPENS.reopen(self._frontend, at_most_every=FRONTEND_AGAIN_AFTER)
         except Exception:
             log.exception("a frontend message could not be handled: %.200r", content)
 
@@ -307,6 +321,20 @@ class NotebookInteraction(SyncedTurn):
             with self._lock:
                 card = self._card(q.tool_call_id)
             self._auditor.decided(card, q)
+
+    def _ping(self, seq: int) -> None:
+        self.send(PingMessage(type="ping", seq=seq))
+
+    def _announce(self) -> None:
+        """Show the widget again where no view is left: a new comm under the same id, and
+        its output published again in place (a reopened VS Code editor draws it then)."""
+        with self._lock:
+            self._text.flush(send=False)
+            # The page must know the models the state names before the widget's own.
+            REOPENS.reopen(getattr(self, "layout", None))
+            if not REOPENS.reopen(self):
+                return
+        self._outputs.refresh(self._widget_data())
 
     def _wait(self, event: threading.Event, timeout: float) -> object:
         return _waiting.wait_for(self, event, timeout)

@@ -2,8 +2,9 @@
 
 ``Frontend`` starts a kernel from one of the matrix environments, runs cells and
 plays the widget's frontend: it answers ``comm_open`` with ``{"type": "rendered"}``
-and answers open questions with whatever its ``responder`` returns. Everything
-runs in the test's thread (the client's sockets are not thread-safe).
+(and each ``ping`` with a ``pong``) while ``render`` is true, and answers open
+questions with whatever its ``responder`` returns. Everything runs in the test's
+thread (the client's sockets are not thread-safe).
 """
 
 from __future__ import annotations
@@ -323,6 +324,9 @@ class Frontend:
         if data.get("method") != "custom" or not isinstance(custom, dict):
             return
         found.custom.append(custom)
+        if custom.get("type") == "ping" and self.render:
+            self.send_custom(found.comm_id, {"type": "pong", "seq": custom.get("seq")})
+            return
         if custom.get("type") != "call":
             return
         card = custom["card"]

@@ -1,0 +1,48 @@
+"""A JupyterLab tab closed while a question waits, and the notebook opened again."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from playwright.sync_api import expect
+
+from mead_notebook.notebook.waiting.views import PING_EVERY
+
+from .conftest import Latencies
+from .pages import NotebookPage
+from .scenarios import AFTER_SYNC, CHOICE_SYNC, PRELUDE
+from .test_lab import QUESTION_TIMEOUT, wait_saved_with_widget
+
+pytestmark = pytest.mark.browser
+
+
+def test_a_closed_tab_reopened_gets_the_waiting_question(
+    lab: NotebookPage, latencies: Latencies
+) -> None:
+    lab.open([PRELUDE + CHOICE_SYNC, AFTER_SYNC])
+    lab.run_cell(0)
+    expect(lab.turn().get_by_label("Green tea")).to_be_visible(timeout=QUESTION_TIMEOUT)
+    lab.save()
+    wait_saved_with_widget(lab.server, lab.name)
+    # The tab goes (as a crashed or closed browser: no goodbye), long enough for the
+    # kernel to find nobody there and announce the widget again, more than once.
+    context = lab.page.context
+    lab.page.close()
+    time.sleep(2 * PING_EVERY + 6)
+    lab.page = context.new_page()
+    lab.page.goto(lab.server.page_url(f"{lab.name}.ipynb"))
+    reopened = time.monotonic()
+    tea = lab.turn().get_by_label("Green tea")
+    expect(tea).to_be_visible(timeout=QUESTION_TIMEOUT)
+    back = time.monotonic() - reopened
+    tea.check()
+    lab.shot("reopened")
+    lab.turn().get_by_role("button", name="Submit").click()
+    expect(lab.turn()).to_contain_text("Chose “Green tea” by you", timeout=QUESTION_TIMEOUT)
+    lab.run_cell(1)
+    lab.wait_output(1, "RESULT completed")
+    lab.wait_output(1, "Green tea")
+    lab.shot("answered")
+    latencies.measure(lab, "lab_closed_tab_reopened", ("Submit",), "UNBLOCKED")
+    print(f"question visible {back:.2f} s after the notebook was opened again")

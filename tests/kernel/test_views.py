@@ -1,0 +1,124 @@
+"""A view that goes away while a question waits: the kernel notices and shows it again.
+
+The frontend plays a view that vanishes without a word (a reopened VS Code editor,
+a crashed browser: it stops answering pings and forgets every widget) or one that
+says goodbye (a disposed view). The kernel must announce the widget again, with
+its open question, so that a view that comes back can answer it, and the cell
+must then end normally.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from mead_notebook.notebook.waiting.views import ANSWER_WITHIN, PING_EVERY
+
+from .cells import SYNC_TURN, calls_of, next_cell_runs, result_of
+from .frontend import Frontend
+
+pytestmark = pytest.mark.kernel
+
+ASYNC_TURN = "report(await permission_router().arun('go', interaction=widget()))"
+BACKGROUND_TURN = "turn = permission_router().start('go', interaction=widget())"
+VIEW = "application/vnd.jupyter.widget-view+json"
+SLACK = 3.0
+"""Time allowed beyond the ping schedule for the kernel to act (seconds)."""
+
+
+def open_card(state: dict[str, Any]) -> dict[str, Any] | None:
+    for card in state.get("calls", {}).values():
+        question = card.get("question")
+        if question and question.get("answer") is None:
+            return dict(card)
+    return None
+
+
+def announced_again(fe: Frontend, timeout: float) -> tuple[str, dict[str, Any]]:
+    """Wait for the widget's new ``comm_open`` with its open question; return both."""
+    found: list[tuple[str, dict[str, Any]]] = []
+
+    def seen() -> bool:
+        for comm_id, widget in fe.widgets.items():
+            card = open_card(widget.state)
+            if card is not None:
+                found.append((comm_id, card))
+                return True
+        return False
+
+    fe.drive(seen, timeout, "the widget announced again with its question")
+    return found[0]
+
+
+def republished(fe: Frontend, model_id: str) -> bool:
+    return any(
+        m["msg_type"] == "update_display_data"
+        and m["content"]["data"].get(VIEW, {}).get("model_id") == model_id
+        for m in fe.iopub
+    )
+
+
+@pytest.mark.parametrize(
+    ("cell", "how"),
+    [
+        pytest.param(SYNC_TURN, "silent", id="sync-vanishes"),
+        pytest.param(ASYNC_TURN, "silent", id="async-vanishes"),
+        pytest.param(BACKGROUND_TURN, "silent", id="background-vanishes"),
+        pytest.param(SYNC_TURN, "goodbye", id="sync-says-goodbye"),
+    ],
+)
+def test_a_view_that_comes_back_gets_the_open_question(fe: Frontend, cell: str, how: str) -> None:
+    msg_id = fe.execute(cell)
+    fe.drive(lambda: fe.open_question() is not None, 30, "the open question")
+    first = next(iter(fe.widgets))
+    # The view goes: no more pongs, and the frontend forgets every widget.
+    fe.render = False
+    if how == "goodbye":
+        fe.send_custom(first, {"type": "gone"})
+    gone_at = time.monotonic()
+    fe.widgets.clear()
+    # Silent: the next ping goes out within PING_EVERY and is found unanswered one later.
+    budget = (ANSWER_WITHIN if how == "goodbye" else 2 * PING_EVERY) + SLACK
+    comm_id, card = announced_again(fe, budget)
+    waited = time.monotonic() - gone_at
+    assert comm_id == first, "the widget comes back under the id its output names"
+    assert card["tool"] == "write_note"
+    # The output is published again in place, naming the same model.
+    fe.drive(lambda: republished(fe, first), 10, "the widget's output published again")
+    # A view comes back and answers from it.
+    fe.render = True
+    fe.send_custom(comm_id, {"type": "rendered"})
+    question_id = card["question"]["id"]
+    fe.answer(comm_id, {"type": "answer", "question_id": question_id, "decision": "allow"})
+    reply = fe.wait_reply(msg_id, 30)["content"]
+    assert reply["status"] == "ok", reply
+    if cell == BACKGROUND_TURN:
+        reply, out = fe.run("report(turn.result(timeout=30))")
+        assert reply["status"] == "ok", reply
+    else:
+        out = fe.stdout(msg_id)
+    assert calls_of(out) == [("write_note", "completed", None)]
+    assert result_of(out)["text"] == "all done"
+    assert waited < budget
+    next_cell_runs(fe)
+
+
+def test_a_view_that_stays_is_pinged_and_nothing_is_announced(fe: Frontend) -> None:
+    msg_id = fe.execute(SYNC_TURN)
+    fe.drive(lambda: fe.open_question() is not None, 30, "the open question")
+    comm_id = next(iter(fe.widgets))
+    opens_before = sum(1 for m in fe.iopub if m["msg_type"] == "comm_open")
+    until = time.monotonic() + 2 * PING_EVERY + 1
+    fe.drive(lambda: time.monotonic() >= until, 3 * PING_EVERY, "two pings")
+    pings = [c for c in fe.widgets[comm_id].custom if c.get("type") == "ping"]
+    assert len(pings) >= 2, pings
+    assert sum(1 for m in fe.iopub if m["msg_type"] == "comm_open") == opens_before
+    card = fe.open_question()
+    assert card is not None
+    question_id = card["question"]["id"]
+    fe.answer(comm_id, {"type": "answer", "question_id": question_id, "decision": "deny"})
+    reply = fe.wait_reply(msg_id, 30)["content"]
+    assert reply["status"] == "ok", reply
+    assert calls_of(fe.stdout(msg_id)) == [("write_note", "failed", "denied")]
