@@ -29,7 +29,7 @@ from langgraph.types import Command, interrupt
 
 from mead_notebook import ModelError, ToolCall, TurnError
 from mead_notebook.adapters import langchain as mead_langchain
-from mead_notebook.adapters._langchain_scripted import ScriptedChatModel
+from mead_notebook.adapters.langchain import ScriptedChatModel
 from mead_notebook.notebook.rules import check_arguments
 from mead_notebook.testing import Recording
 

@@ -30,7 +30,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from ._session import AgentResult, missing_extra
+from ..base import AgentResult, missing_extra
 
 try:
     from langchain_core.messages import AIMessage, AIMessageChunk
@@ -40,19 +40,17 @@ try:
     from langgraph.prebuilt.tool_node import ToolNode
     from langgraph.pregel import Pregel
     from langgraph.types import Command, StreamMode, interrupt
-    from pydantic import BaseModel
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise ImportError(missing_extra("langchain", "langchain")) from exc
 
 from mead_notebook import ToolCall, ask_user
 from mead_notebook.turn import Turn
 
-from ._langchain_gate import ASK_USER_MARK, ToolGate, gated_tool_node
-from ._langchain_interrupts import answer_interrupts
-from ._langchain_middleware import MeadMiddleware
-from ._langchain_scripted import ScriptedChatModel
-from ._questions import as_text
-from ._session import Session
+from ..base import ASK_USER_MARK, AskUserOption, Session, ask_user_arguments, result_text
+from .gate import ToolGate, gated_tool_node
+from .interrupts import answer_interrupts
+from .middleware import MeadMiddleware
+from .scripted import ScriptedChatModel
 
 __all__ = [
     "AgentResult",
@@ -92,8 +90,8 @@ def start(
     agent: Graph, input: Any, *, interaction: object = None, **options: Any
 ) -> Turn[AgentResult]:
     """Start ``agent`` in a thread of its own and return the turn's handle at once."""
-    result = AgentResult()
-    session = Session(interaction, result)
+    session = Session(interaction)
+    result = session.result
     gate = ToolGate(lambda: session)
     graph, tool_nodes, tools = _gated(agent, gate)
     if agent.checkpointer is None:
@@ -101,32 +99,25 @@ def start(
         options.setdefault("durability", "exit")
     config = _config(options.pop("config", None), options.pop("thread_id", None))
 
-    async def main() -> AgentResult:
+    async def main() -> None:
         given: Any = _input_of(input)
         replies: set[str] = set()
-        try:
-            for _ in range(MAX_RESUMES + 1):
-                state, interrupts = await _stream(
-                    session, graph, given, config, (tool_nodes, replies), options
-                )
-                result.output = state
-                if not interrupts:
-                    result.stop_reason = "end_turn"
-                    return result
-                resume = await answer_interrupts(session, interrupts, state, tools)
-                if resume is None:
-                    if isinstance(state, Mapping):
-                        result.output = {**state, "__interrupt__": list(interrupts)}
-                    result.stop_reason = "paused"
-                    return result
-                given = Command(resume=resume)
-            result.stop_reason = "max_rounds"
-            return result
-        except BaseException:
-            if session.cancelled.is_set():
-                result.stop_reason = "interrupted"
-                return result
-            raise
+        for _ in range(MAX_RESUMES + 1):
+            state, interrupts = await _stream(
+                session, graph, given, config, (tool_nodes, replies), options
+            )
+            result.output = state
+            if not interrupts:
+                result.stop_reason = "end_turn"
+                return
+            resume = await answer_interrupts(session, interrupts, state, tools)
+            if resume is None:
+                if isinstance(state, Mapping):
+                    result.output = {**state, "__interrupt__": list(interrupts)}
+                result.stop_reason = "paused"
+                return
+            given = Command(resume=resume)
+        result.stop_reason = "max_rounds"
 
     return session.turn(_prompt_of(input), main)
 
@@ -145,14 +136,9 @@ def scripted_model(replies: Sequence[Sequence[str | ToolCall]]) -> ScriptedChatM
     return ScriptedChatModel(replies=[list(r) for r in replies])
 
 
-class _Option(BaseModel):
-    id: str
-    label: str
-
-
-def _ask_user(prompt: str, options: list[_Option]) -> str:
-    answer = interrupt({"prompt": prompt, "options": [o.model_dump() for o in options]})
-    return as_text(answer)
+def _ask_user(prompt: str, options: list[AskUserOption], multiple: bool = False) -> str:
+    answer = interrupt(ask_user_arguments(prompt, options, multiple))
+    return result_text(answer)
 
 
 def ask_user_tool() -> BaseTool:
@@ -185,15 +171,12 @@ async def _stream(
     tool_nodes, replies = seen
     state: Any = None
     interrupts: list[Any] = []
-    text = session.driver.text
     async for mode, chunk in graph.astream(given, config, stream_mode=_MODES, **options):
         if mode == "messages":
             message, metadata = chunk
             node = metadata.get("langgraph_node") if isinstance(metadata, Mapping) else None
             if isinstance(message, (AIMessageChunk, AIMessage)) and node not in tool_nodes:
-                fragment = str(message.text)
-                if fragment:
-                    session.post(text, fragment)
+                session.text(str(message.text))
         elif mode == "updates" and isinstance(chunk, Mapping):
             interrupts.extend(chunk.get("__interrupt__") or ())
             for update in chunk.values():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Mapping
 from dataclasses import KW_ONLY, dataclass, field, replace
@@ -39,22 +38,28 @@ from pydantic_ai.tools import (
     ToolDenied,
 )
 
-from mead_notebook.interaction import Outcome, ToolClass
+from mead_notebook.interaction import Outcome
 
-from ._questions import as_text, ask, choice_from
-from ._session import Session, canceller, current
+from ..base import (
+    ASK_USER_MARK,
+    CallCancelled,
+    Session,
+    declared_kind,
+    question_from,
+    result_text,
+)
 
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
 
-__all__ = ["ASK_USER_MARK", "SERVER", "MeadCapability"]
+__all__ = ["SERVER", "MeadCapability"]
 
 SERVER = "pydantic-ai"
 """What a card names as the calls' server."""
-ASK_USER_MARK = "mead_ask_user"
-"""The metadata key of the ``ask_user`` tool, which asks through ``ask_choice`` itself."""
-
 _REFUSED: dict[str, Outcome] = {"unknown_tool": "unknown"}
+_FAILURES = (ToolFailed, ModelRetry, ToolFailedError, ToolRetryError)
+"""What a tool raises to fail or retry: the call fails with its message."""
+_SIGNALS = (*_FAILURES, CallDeferred, ApprovalRequired, SkipToolExecution)
 
 
 @dataclass
@@ -92,28 +97,9 @@ class MeadCapability(AbstractCapability[Any]):
     async def wrap_run(self, ctx: RunContext[Any], *, handler: WrapRunHandler) -> Any:
         if self.session is not None:
             return await handler()
-        session = self.session = Session(self.interaction)
-        prompt = ctx.prompt if isinstance(ctx.prompt, str) else ""
-        try:
-            await session.call(session.driver.start, prompt)
-        except BaseException:
-            session.close()
-            raise
-        token = current.set(session)
-        error: BaseException | None = None
-        try:
+        self.session = Session(self.interaction)
+        async with self.session.hosted(ctx.prompt if isinstance(ctx.prompt, str) else ""):
             return await handler()
-        except BaseException as exc:
-            error = exc
-            if not isinstance(exc, Exception):
-                session.cancel()
-            raise
-        finally:
-            current.reset(token)
-            try:
-                await session.call(session.driver.end, error)
-            finally:
-                session.close()
 
     async def on_event(self, ctx: RunContext[Any], *, event: AgentStreamEvent) -> None:
         session = self.session
@@ -164,45 +150,32 @@ class MeadCapability(AbstractCapability[Any]):
             call.tool_call_id,
             call.tool_name,
             SERVER,
-            _class_of(tool_def),
+            None,
             asked,
             tool_def.parameters_json_schema,
+            kind=declared_kind(tool_def.metadata),
         )
         if not allowed:
             return ToolDenied(record.error or f"Permission to run {call.tool_name} was denied.")
         edited = record.approved_arguments
         if edited is not None and edited != asked:
             args = await _validated(ctx, session, call, edited)
-        handle = session.handle(record)
-        await session.call(session.driver.running, record, handle)
-        task = asyncio.ensure_future(handler(args))
-        handle.on_cancel(canceller(task))
-        fail, driver = session.driver.fail, session.driver
+        driver = session.driver
         try:
-            value = await task
-        except asyncio.CancelledError:
-            if not (handle.cancelled and task.cancelled()) or session.cancelled.is_set():
-                raise
-            message = f"The call to {call.tool_name} was cancelled."
-            await session.call(fail, record, "cancelled", message)
-            raise ToolFailed(message) from None
-        except (ToolFailed, ModelRetry, ToolFailedError, ToolRetryError) as exc:
-            await session.call(fail, record, "error", f"{call.tool_name} failed: {exc}")
-            raise
-        except (CallDeferred, ApprovalRequired):
+            value = await session.execute(record, lambda: handler(args), passthrough=_SIGNALS)
+        except CallCancelled as cancelled:
+            raise ToolFailed(cancelled.message) from None
+        except _FAILURES as exc:
+            await session.call(driver.fail, record, "error", f"{call.tool_name} failed: {exc}")
             raise
         except SkipToolExecution as exc:
-            await session.call(driver.complete, record, as_text(exc.result))
-            raise
-        except Exception as exc:
-            what = f"{call.tool_name} failed: {type(exc).__name__}: {exc}"
-            await session.call(fail, record, "error", what)
+            await session.call(driver.complete, record, result_text(exc.result))
             raise
         if isinstance(value, ToolDenied):
-            await session.call(fail, record, "denied", value.message)
+            await session.call(driver.fail, record, "denied", value.message)
         else:
             shown = value.return_value if isinstance(value, ToolReturn) else value
-            await session.call(driver.complete, record, as_text(shown))
+            await session.call(driver.complete, record, result_text(shown))
         return value
 
     # -- what the framework asks the person ---------------------------------------------
@@ -221,9 +194,10 @@ class MeadCapability(AbstractCapability[Any]):
                 call.tool_call_id,
                 call.tool_name,
                 SERVER,
-                _class_of(tool_def),
+                None,
                 _arguments_of(call),
                 tool_def.parameters_json_schema if tool_def is not None else None,
+                kind=declared_kind(tool_def.metadata if tool_def is not None else None),
             )
             # The framework validates edited arguments before the tool runs.
             approvals[call.tool_call_id] = (
@@ -235,13 +209,16 @@ class MeadCapability(AbstractCapability[Any]):
         for call in requests.calls:
             if requests.kind(call.tool_call_id) != "question":
                 continue
-            offered = choice_from(call.tool_call_id, _question_of(requests, call))
+            offered = question_from(call.tool_call_id, _question_of(requests, call))
             if offered is None:
                 continue
-            picked, text = await session.call(
-                ask, session, offered[0], call.tool_name, SERVER, call.args_as_dict()
+            settled = await session.call(
+                session.ask, offered.choice, call.tool_name, SERVER, call.args_as_dict()
             )
-            answers[call.tool_call_id] = text if picked is not None else ToolFailed(text)
+            # The model reads the answer as ask_user gives it (JSON), or why there is none.
+            answers[call.tool_call_id] = (
+                settled.text if settled.answered else ToolFailed(settled.text)
+            )
         if not approvals and not answers:
             return None
         return DeferredToolResults(approvals=dict(approvals), calls=answers)
@@ -302,8 +279,3 @@ def _question_of(requests: DeferredToolRequests, call: ToolCallPart) -> Mapping[
     """What a deferred question offers: its metadata, else the call's arguments."""
     metadata = requests.metadata.get(call.tool_call_id)
     return metadata if isinstance(metadata, Mapping) and metadata else call.args_as_dict()
-
-
-def _class_of(tool_def: ToolDefinition | None) -> ToolClass:
-    metadata = (tool_def.metadata if tool_def is not None else None) or {}
-    return "read" if metadata.get("read_only") is True else "effect"

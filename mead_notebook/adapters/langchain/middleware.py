@@ -13,8 +13,8 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 
-from ._langchain_gate import AsyncExecute, Execute, Result, ToolGate
-from ._session import Session, current
+from ..base import Session, active_session
+from .gate import AsyncExecute, Execute, Result, ToolGate
 
 __all__ = ["MeadMiddleware"]
 
@@ -39,13 +39,13 @@ class MeadMiddleware(AgentMiddleware[Any, Any, Any]):
         self._lock = threading.Lock()
 
     def _active(self) -> Session | None:
-        return None if current.get() is not None else self._session
+        return None if active_session.get() is not None else self._session
 
     # -- the turn ---------------------------------------------------------------------
 
     def _open(self, state: Any) -> Session | None:
         """End the turn left open by an earlier run, if any, and make a new one."""
-        if current.get() is not None:
+        if active_session.get() is not None:
             return None
         with self._lock:
             previous, self._session = self._session, Session(self.interaction)
@@ -93,8 +93,8 @@ class MeadMiddleware(AgentMiddleware[Any, Any, Any]):
     def after_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         session = self._active()
         text = _reply_text(state)
-        if session is not None and text:
-            session.post(session.driver.text, text)
+        if session is not None:
+            session.text(text)
         return None
 
     async def aafter_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:

@@ -7,12 +7,12 @@ from collections.abc import Sequence
 
 from mead_notebook import ModelError, ToolCall
 
-__all__ = ["Script"]
+__all__ = ["Reply", "ScriptedReplies"]
 
 Reply = list[str | ToolCall]
 
 
-class Script:
+class ScriptedReplies:
     """Replies played back one per model request, each once; thread-safe.
 
     A reply is a list of text fragments (streamed one by one) and ``ToolCall``

@@ -7,8 +7,9 @@ Three kinds are understood:
   ``request_permission`` (a call is asked once, whoever asks first; arguments the
   person edited resume as an ``edit`` decision), a tool that only allows
   ``respond`` and whose arguments offer options goes to ``ask_choice``;
-- any interrupt whose value offers options (``{"prompt": ..., "options": [...]}``):
-  ``ask_choice``, resumed with the picked option;
+- any interrupt whose value offers options (``{"prompt": ..., "options": [...]}``,
+  optionally ``"multiple": true``): ``ask_choice``, resumed with the picked
+  option's value, a list of them, or the person's own words (a string);
 - anything else cannot be answered here: the run pauses.
 """
 
@@ -21,16 +22,14 @@ from langchain_core.messages import AIMessage
 from langchain_core.tools import BaseTool
 from langgraph.types import Interrupt
 
-from ._langchain_gate import SERVER as TOOLS
-from ._langchain_gate import parameters_of
-from ._questions import ask, choice_from
-from ._session import Session
+from ..base import NO_ANSWER, Session, declared_kind, question_from
+from .gate import SERVER as TOOLS
+from .gate import parameters_of
 
 __all__ = ["answer_interrupts"]
 
 SERVER = "langgraph"
 Plan = Callable[[Session], Awaitable[Any]]
-_NO_ANSWER = object()
 
 
 async def answer_interrupts(
@@ -50,7 +49,7 @@ async def answer_interrupts(
     resume: dict[str, Any] = {}
     for interrupt, plan in zip(interrupts, plans, strict=True):
         value = await plan(session)
-        if value is _NO_ANSWER:
+        if value is NO_ANSWER:
             return None
         resume[interrupt.id] = value
     return resume
@@ -64,14 +63,13 @@ def _plan(interrupt: Interrupt, state: Any, tools: Mapping[str, BaseTool]) -> Pl
         return _review(str(value.get("tool_call_id", "")), value, allowed, tool)
     if isinstance(value, Mapping) and "action_requests" in value and "review_configs" in value:
         return _batch(value, state, tools)
-    offered = choice_from(interrupt.id, value)
+    offered = question_from(interrupt.id, value)
     if offered is None:
         return None
-    choice, answers = offered
 
     async def question(session: Session) -> Any:
-        picked, _ = await session.call(ask, session, choice, "interrupt", SERVER, value)
-        return _NO_ANSWER if picked is None else answers[picked]
+        settled = await session.call(session.ask, offered.choice, "interrupt", SERVER, value)
+        return offered.value(settled)
 
     return question
 
@@ -91,8 +89,8 @@ def _batch(request: Mapping[str, Any], state: Any, tools: Mapping[str, BaseTool]
         made = []
         for review in reviews:
             decision = await review(session)
-            if decision is _NO_ANSWER:
-                return _NO_ANSWER
+            if decision is NO_ANSWER:
+                return NO_ANSWER
             made.append(decision)
         return {"decisions": made}
 
@@ -110,16 +108,17 @@ def _review(
     name = str(action.get("name", ""))
     given = action.get("args")
     args: dict[str, Any] = dict(given) if isinstance(given, Mapping) else {}
-    offered = choice_from(tool_call_id, args)
+    offered = question_from(tool_call_id, args)
+    kind = declared_kind(tool.metadata if tool is not None else None)
 
     async def review(session: Session) -> Any:
         if "respond" in allowed and offered is not None and "approve" not in allowed:
-            picked, text = await session.call(ask, session, offered[0], name, TOOLS, args)
-            if picked is not None or "reject" not in allowed:
-                return {"type": "respond", "message": text}
-            return {"type": "reject", "message": text}
+            settled = await session.call(session.ask, offered.choice, name, TOOLS, args)
+            if settled.answered or "reject" not in allowed:
+                return {"type": "respond", "message": settled.text}
+            return {"type": "reject", "message": settled.text}
         record, ok = await session.call(
-            session.admit, tool_call_id, name, TOOLS, "effect", args, parameters_of(tool)
+            session.admit, tool_call_id, name, TOOLS, None, args, parameters_of(tool), kind=kind
         )
         edited = record.approved_arguments if ok else None
         if edited is not None and "edit" in allowed:
@@ -135,7 +134,7 @@ def _review(
             return {"type": "reject", "message": message}
         if not ok and "respond" in allowed:
             return {"type": "respond", "message": message}
-        return _NO_ANSWER
+        return NO_ANSWER
 
     return review
 

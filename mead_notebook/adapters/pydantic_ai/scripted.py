@@ -11,7 +11,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
 from mead_notebook import ToolCall
 
-from ._scripts import Script
+from ..base import ScriptedReplies
 
 __all__ = ["scripted_model"]
 
@@ -22,7 +22,7 @@ def scripted_model(replies: Sequence[Sequence[str | ToolCall]]) -> FunctionModel
     Streamed, each fragment is one text delta and each call one tool-call delta;
     each reply is used once, in order.
     """
-    script = Script(replies)
+    script = ScriptedReplies(replies)
 
     async def stream(
         messages: list[ModelMessage], info: AgentInfo

@@ -20,22 +20,21 @@ from langgraph.types import Command
 from pydantic import BaseModel, ValidationError
 
 from mead_notebook import ask_user
-from mead_notebook.interaction import Outcome, ToolClass
+from mead_notebook.interaction import Outcome
 from mead_notebook.turn import CallRecord
 
-from ._questions import as_text
-from ._session import Session, canceller
+from ..base import ASK_USER_MARK, CallCancelled, Session, declared_kind, result_text
 
-__all__ = ["ASK_USER_MARK", "SERVER", "ToolGate", "gated_tool_node", "parameters_of"]
+__all__ = ["SERVER", "ToolGate", "gated_tool_node", "parameters_of"]
 
 SERVER = "langchain"
 """What a card names as the calls' server."""
-ASK_USER_MARK = "mead_ask_user"
-"""The metadata key of the ``ask_user`` tool, whose question the gate asks itself."""
 
 Result = ToolMessage | Command[Any]
 Execute = Callable[[ToolCallRequest], Result]
 AsyncExecute = Callable[[ToolCallRequest], Awaitable[Result]]
+_SIGNALS = (GraphBubbleUp,)
+"""What a tool raises to steer the graph (an interrupt): not a failure of the call."""
 
 
 class ToolGate:
@@ -45,7 +44,8 @@ class ToolGate:
     call through). A call allowed with edited arguments runs with exactly them, as
     the same tool call, once the ToolNode's validation accepts them. The async path
     runs the call as a task that the card's Cancel cancels; the sync path cannot
-    stop a call, and its cards say so.
+    stop a call, and its cards say so. Both ask and settle the same way
+    (:func:`_admit`, :func:`_settle`).
     """
 
     def __init__(self, session_of: Callable[[], Session | None]) -> None:
@@ -55,32 +55,14 @@ class ToolGate:
         session = self.session_of()
         if session is None:
             return await execute(request)
-        call = request.tool_call
-        tool_call_id, name, args = call.get("id") or "", call["name"], call.get("args") or {}
-        if _is_ask_user(request.tool):
-            text, failed = await session.call(ask_user.ask, session.driver, tool_call_id, args)
-            return _message(request, text, error=failed)
         admitted = await session.call(_admit, session, request)
         if isinstance(admitted, ToolMessage):
             return admitted
         record, request = admitted
-        handle = session.handle(record)
-        await session.call(session.driver.running, record, handle, cancellable=True)
-        task = asyncio.ensure_future(execute(request))
-        handle.on_cancel(canceller(task))
         try:
-            out = await task
-        except asyncio.CancelledError:
-            if not (handle.cancelled and task.cancelled()) or session.cancelled.is_set():
-                raise
-            message = f"The call to {name} was cancelled."
-            await session.call(session.driver.fail, record, "cancelled", message)
-            return _message(request, message, error=True)
-        except GraphBubbleUp:
-            raise
-        except Exception as exc:
-            await session.call(_fail, session, record, exc)
-            raise
+            out = await session.execute(record, lambda: execute(request), passthrough=_SIGNALS)
+        except CallCancelled as cancelled:
+            return _message(request, cancelled.message, error=True)
         await session.call(_settle, session, record, out)
         return out
 
@@ -88,23 +70,11 @@ class ToolGate:
         session = self.session_of()
         if session is None:
             return execute(request)
-        call = request.tool_call
-        tool_call_id, args = call.get("id") or "", call.get("args") or {}
-        if _is_ask_user(request.tool):
-            text, failed = session.call_now(ask_user.ask, session.driver, tool_call_id, args)
-            return _message(request, text, error=failed)
         admitted = session.call_now(_admit, session, request)
         if isinstance(admitted, ToolMessage):
             return admitted
         record, request = admitted
-        session.call_now(session.driver.running, record, session.handle(record), cancellable=False)
-        try:
-            out = execute(request)
-        except GraphBubbleUp:
-            raise
-        except Exception as exc:
-            session.call_now(_fail, session, record, exc)
-            raise
+        out = session.execute_blocking(record, lambda: execute(request), passthrough=_SIGNALS)
         session.call_now(_settle, session, record, out)
         return out
 
@@ -165,19 +135,25 @@ def _admit(
 ) -> tuple[CallRecord, ToolCallRequest] | ToolMessage:
     """Ask for one call (on the callback thread): the request to run, or the call's answer.
 
+    ``ask_user`` is answered here, through ``ask_choice``.
+
     The request to run carries the arguments the person approved when they edited
     them. Arguments the ToolNode would refuse, the model's or the edited ones, end
     the call ``failed`` with the ToolNode's own message, and the tool does not run.
     """
     call = request.tool_call
     tool_call_id, name, args = call.get("id") or "", call["name"], call.get("args") or {}
+    if _is_ask_user(request.tool):
+        text, failed = ask_user.ask(session.driver, tool_call_id, args)
+        return _message(request, text, error=failed)
     # A call asked before it reached the ToolNode (a human-in-the-loop review) is checked after.
     checked = session.record(tool_call_id) is None
     refused = _refusal(request) if checked else None
     if refused is None:
         parameters = None if tool_call_id in session.allowed else parameters_of(request.tool)
+        metadata = request.tool.metadata if request.tool is not None else None
         record, allowed = session.admit(
-            tool_call_id, name, SERVER, _class_of(request.tool), args, parameters
+            tool_call_id, name, SERVER, None, args, parameters, kind=declared_kind(metadata)
         )
         if not allowed:
             return _message(request, record.error or "The call was denied.", error=True)
@@ -206,11 +182,6 @@ def parameters_of(tool: BaseTool | None) -> dict[str, Any] | None:
 
 def _is_ask_user(tool: BaseTool | None) -> bool:
     return tool is not None and bool((tool.metadata or {}).get(ASK_USER_MARK))
-
-
-def _class_of(tool: BaseTool | None) -> ToolClass:
-    read_only = tool is not None and (tool.metadata or {}).get("read_only") is True
-    return "read" if read_only else "effect"
 
 
 def _refusal(request: ToolCallRequest) -> tuple[Outcome, str] | None:
@@ -246,15 +217,11 @@ def _settle(session: Session, record: CallRecord, out: Result) -> None:
     """``completed`` or ``failed`` from what the ToolNode returned (on the callback thread)."""
     message = out if isinstance(out, ToolMessage) else _message_in(out, record.tool_call_id)
     if message is None:
-        session.driver.complete(record, as_text(getattr(out, "update", None)))
+        session.driver.complete(record, result_text(getattr(out, "update", None)))
     elif message.status == "error":
-        session.driver.fail(record, "error", as_text(message.content))
+        session.driver.fail(record, "error", result_text(message.content))
     else:
-        session.driver.complete(record, as_text(message.content))
-
-
-def _fail(session: Session, record: CallRecord, exc: BaseException) -> None:
-    session.driver.fail(record, "error", f"{record.tool} failed: {type(exc).__name__}: {exc}")
+        session.driver.complete(record, result_text(message.content))
 
 
 def _message_in(command: Any, tool_call_id: str) -> ToolMessage | None:

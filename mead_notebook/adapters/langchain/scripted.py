@@ -14,7 +14,7 @@ from pydantic import ConfigDict, PrivateAttr
 
 from mead_notebook import ToolCall
 
-from ._scripts import Script
+from ..base import ScriptedReplies
 
 __all__ = ["ScriptedChatModel"]
 
@@ -28,11 +28,11 @@ class ScriptedChatModel(BaseChatModel):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
     replies: list[Any]
-    _script: Script = PrivateAttr()
+    _script: ScriptedReplies = PrivateAttr()
 
     def model_post_init(self, context: Any) -> None:
         super().model_post_init(context)
-        self._script = Script(self.replies)
+        self._script = ScriptedReplies(self.replies)
 
     @property
     def _llm_type(self) -> str:

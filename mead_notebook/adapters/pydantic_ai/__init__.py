@@ -24,10 +24,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._session import AgentResult, missing_extra
+from ..base import AgentResult, missing_extra
 
 try:
-    from pydantic import BaseModel
     from pydantic_ai import Agent, RunContext, Tool
     from pydantic_ai.exceptions import CallDeferred, ToolFailed
     from pydantic_ai.messages import ModelResponse
@@ -37,9 +36,9 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
 from mead_notebook import ask_user
 from mead_notebook.turn import Turn
 
-from ._pydantic_ai_capability import ASK_USER_MARK, MeadCapability
-from ._pydantic_ai_scripted import scripted_model
-from ._session import Session, current
+from ..base import ASK_USER_MARK, AskUserOption, Session, active_session, ask_user_arguments
+from .capability import MeadCapability
+from .scripted import scripted_model
 
 __all__ = [
     "AgentResult",
@@ -76,22 +75,14 @@ def start(
     agent: Agent[Any, Any], input: Any = None, *, interaction: object = None, **options: Any
 ) -> Turn[AgentResult]:
     """Start ``agent`` in a thread of its own and return the turn's handle at once."""
-    result = AgentResult()
-    session = Session(interaction, result)
+    session = Session(interaction)
     given = list(options.pop("capabilities", None) or ())
     options["capabilities"] = [*given, MeadCapability(interaction, session=session)]
 
-    async def main() -> AgentResult:
-        try:
-            outcome = await agent.run(input, **options)
-        except BaseException:
-            if session.cancelled.is_set():
-                result.stop_reason = "interrupted"
-                return result
-            raise
-        result.output = outcome
-        result.rounds = sum(isinstance(m, ModelResponse) for m in outcome.new_messages())
-        return result
+    async def main() -> None:
+        outcome = await agent.run(input, **options)
+        session.result.output = outcome
+        session.result.rounds = sum(isinstance(m, ModelResponse) for m in outcome.new_messages())
 
     return session.turn(input if isinstance(input, str) else "", main)
 
@@ -105,14 +96,11 @@ def capability(interaction: object = None) -> MeadCapability:
     return MeadCapability(interaction)
 
 
-class _Option(BaseModel):
-    id: str
-    label: str
-
-
-async def _ask_user(ctx: RunContext[Any], prompt: str, options: list[_Option]) -> str:
-    arguments = {"prompt": prompt, "options": [o.model_dump() for o in options]}
-    session = current.get()
+async def _ask_user(
+    ctx: RunContext[Any], prompt: str, options: list[AskUserOption], multiple: bool = False
+) -> str:
+    arguments = ask_user_arguments(prompt, options, multiple)
+    session = active_session.get()
     if session is None:
         raise CallDeferred(metadata=arguments, kind="question")
     content, is_error = await session.call(
