@@ -28,6 +28,10 @@ fi
 export VIRTUAL_ENV="$root/.venv"
 echo "setup: Python packages"
 (cd js && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent)
+if [ $minimal = 0 ]; then
+  echo "setup: the real ACP agents the tests drive (tests/agents)"
+  (cd tests/agents && npm ci --no-audit --no-fund --loglevel=error)
+fi
 .venv/bin/uv pip install -q -e ".[dev,openai,anthropic,mcp,langchain,pydantic-ai]"
 
 if [ $minimal = 0 ]; then

@@ -313,9 +313,7 @@ class GeminiAgentServer(AgentModelServer):
 
     def is_turn(self, path: str, body: Any) -> bool:
         return (
-            ":streamGenerateContent" in path
-            and isinstance(body, dict)
-            and bool(body.get("tools"))
+            ":streamGenerateContent" in path and isinstance(body, dict) and bool(body.get("tools"))
         )
 
     def tool_outputs(self, body: Any) -> list[str]:
@@ -371,5 +369,5 @@ def _text_of(value: Any) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, list):
-        return "".join(_text_of(v.get("text", "")) if isinstance(v, dict) else str(v) for v in value)
+        return "".join(v.get("text", "") if isinstance(v, dict) else str(v) for v in value)
     return json.dumps(value)

@@ -14,7 +14,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-BIN = Path(__file__).parent / "node_modules" / ".bin"
+BIN = Path(__file__).parent.parent / "agents" / "node_modules" / ".bin"
 """Where ``scripts/setup.sh`` installs the agents (``npm ci`` in ``tests/agents``)."""
 
 AGENTS = ("claude", "codex", "gemini")
@@ -67,6 +67,8 @@ def launch(name: str, server_url: str, root: Path) -> Launch:
             "DISABLE_ERROR_REPORTING": "1",
             "DISABLE_BUG_COMMAND": "1",
             "ENABLE_TOOL_SEARCH": "false",
+            # Set (to anything) in some containers, it makes Claude Code end at session/new.
+            "IS_SANDBOX": "",
         }
     elif name == "codex":
         codex_home = home / ".codex"
