@@ -32,7 +32,7 @@ if [ $minimal = 0 ]; then
   echo "setup: the real ACP agents the tests drive (tests/agents)"
   (cd tests/agents && npm ci --no-audit --no-fund --loglevel=error)
 fi
-.venv/bin/uv pip install -q -e ".[dev,openai,anthropic,mcp,langchain,pydantic-ai]"
+.venv/bin/uv pip install -q -e ".[dev,openai,anthropic,mcp,langchain,pydantic-ai,acp]"
 
 if [ $minimal = 0 ]; then
   bash scripts/kernel-envs.sh
