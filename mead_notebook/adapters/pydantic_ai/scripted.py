@@ -16,17 +16,22 @@ from ..base import ScriptedReplies
 __all__ = ["scripted_model"]
 
 
-def scripted_model(replies: Sequence[Sequence[str | ToolCall]]) -> FunctionModel:
+def scripted_model(
+    replies: Sequence[Sequence[str | ToolCall]], *, requests: list[list[ModelMessage]] | None = None
+) -> FunctionModel:
     """A ``FunctionModel`` that plays back ``replies`` (text fragments and ``ToolCall`` items).
 
     Streamed, each fragment is one text delta and each call one tool-call delta;
-    each reply is used once, in order.
+    each reply is used once, in order. ``requests``, if given, gets the messages
+    of every request the model receives (what it was told).
     """
     script = ScriptedReplies(replies)
+    seen = requests if requests is not None else []
 
     async def stream(
         messages: list[ModelMessage], info: AgentInfo
     ) -> AsyncIterator[str | dict[int, DeltaToolCall]]:
+        seen.append(list(messages))
         for index, item in enumerate(script.next()):
             if isinstance(item, str):
                 yield item
@@ -35,6 +40,7 @@ def scripted_model(replies: Sequence[Sequence[str | ToolCall]]) -> FunctionModel
                 yield {index: DeltaToolCall(item.name, arguments, tool_call_id=item.id)}
 
     def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append(list(messages))
         parts: list[Any] = []
         reply = script.next()
         text = "".join(i for i in reply if isinstance(i, str))
