@@ -30,6 +30,10 @@ echo "setup: Python packages"
 .venv/bin/uv pip install -q -e ".[dev,openai,anthropic,mcp,langchain,pydantic-ai,acp]"
 # The build writes the frontend's protocol types from the Python package: install it first.
 (cd js && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent)
+if [ $minimal = 0 ]; then
+  echo "setup: the real ACP agents the tests drive (tests/agents)"
+  (cd tests/agents && npm ci --no-audit --no-fund --loglevel=error)
+fi
 
 if [ $minimal = 0 ]; then
   bash scripts/kernel-envs.sh

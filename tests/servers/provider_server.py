@@ -61,6 +61,15 @@ class ProviderServer:
         self.replies: deque[Reply] = deque()
         self.requests: list[Recorded] = []
         self.stop = threading.Event()
+        self.httpd = _QuietServer(("127.0.0.1", 0), self._handler())
+        self.port = self.httpd.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        """The request handler; each POST answers with the next scripted reply."""
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -83,12 +92,7 @@ class ProviderServer:
                     reply = Reply(500, body={"error": {"message": "no scripted reply left"}})
                 owner._answer(self, reply)
 
-        self.httpd = _QuietServer(("127.0.0.1", 0), Handler)
-        self.port = self.httpd.server_address[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.thread = threading.Thread(
-            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
+        return Handler
 
     def __enter__(self) -> ProviderServer:
         self.thread.start()

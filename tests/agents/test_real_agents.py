@@ -1,0 +1,252 @@
+"""The real coding agents through the ACP adapter: Claude Code, Codex and Gemini CLI.
+
+Each agent (installed by ``scripts/setup.sh`` from ``tests/agents/package.json``)
+runs against a fake model server of its provider on 127.0.0.1, in a fresh home.
+The model asks to write a file and to run a command; the test's interaction
+records what each permission request showed and answers Allow or Deny. Cancel
+stops a running command and leaves none of the agent's processes behind.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+from servers.agent_launch import AGENTS, BIN, EXECUTABLES, GEMINI_MODEL, launch
+from servers.agent_models import (
+    AgentModelServer,
+    AnthropicAgentServer,
+    GeminiAgentServer,
+    ResponsesAgentServer,
+    RunCommand,
+    Step,
+    WriteFile,
+)
+
+from mead_notebook.adapters import acp
+from mead_notebook.calls import Call
+from mead_notebook.interaction import (
+    Allow,
+    Answered,
+    Choice,
+    Deny,
+    Picked,
+    Request,
+    Unanswered,
+    Update,
+)
+
+pytestmark = [pytest.mark.timeout(120)]
+
+SERVERS: dict[str, type[AgentModelServer]] = {
+    "claude": AnthropicAgentServer,
+    "codex": ResponsesAgentServer,
+    "gemini": GeminiAgentServer,
+}
+
+
+@dataclass
+class Person:
+    """An interaction that answers each request with ``decide`` and records everything."""
+
+    decide: Callable[[Request], Allow | Deny]
+
+    def __post_init__(self) -> None:
+        self.requests: list[Request] = []
+        self.updates: list[Update] = []
+        self.asked = threading.Event()
+
+    def tool_updated(self, context: Any, update: Update) -> None:
+        self.updates.append(dict(update))  # type: ignore[arg-type]
+
+    def request_permission(self, context: Any, request: Request) -> Allow | Deny:
+        self.requests.append(dict(request))  # type: ignore[arg-type]
+        self.asked.set()
+        return self.decide(request)
+
+    def register_call(self, context: Any, tool_call_id: str, call: Call) -> None:
+        return None
+
+    def ask_choice(self, context: Any, choice: Choice) -> Picked | Answered | Unanswered:
+        return Unanswered()
+
+    def text_delta(self, context: Any, text: str) -> None:
+        return None
+
+
+@dataclass
+class Rig:
+    """One agent, its fake model and a fresh working directory."""
+
+    name: str
+    root: Path
+
+    def __post_init__(self) -> None:
+        self.cwd = self.root / "work"
+        self.cwd.mkdir()
+
+    def server(self, *steps: Step) -> AgentModelServer:
+        return SERVERS[self.name](*steps, cwd=str(self.cwd))
+
+    def agent(self, server: AgentModelServer) -> Any:
+        start = launch(self.name, server.url, self.root)
+        args = ("-m", GEMINI_MODEL) if self.name == "gemini" else ()
+        return acp.agent(
+            self.name, executable=str(BIN / EXECUTABLES[self.name]), env=start.env, args=args
+        )
+
+
+@pytest.fixture(params=AGENTS)
+def rig(request: pytest.FixtureRequest, tmp_path: Path) -> Rig:
+    name: str = request.param
+    if not (BIN / EXECUTABLES[name]).exists():
+        pytest.fail(f"{name} is not installed: run scripts/setup.sh (npm ci in tests/agents)")
+    return Rig(name, tmp_path)
+
+
+def allow(request: Request) -> Allow | Deny:
+    return Allow()
+
+
+def deny(request: Request) -> Allow | Deny:
+    return Deny()
+
+
+def shows_diff(request: Request, path: Path, text: str) -> bool:
+    diffs = [b for b in request.get("content") or [] if b.get("type") == "diff"]
+    return any(b["path"] == str(path) and b["new_text"] == text for b in diffs)  # type: ignore[typeddict-item]
+
+
+def terminal_shows(request: Request, command: str) -> bool:
+    """The command is on the card as a terminal block."""
+    blocks = request.get("content") or []
+    shown = [b["command"] for b in blocks if b.get("type") == "terminal"]  # type: ignore[typeddict-item]
+    return any(command in c for c in shown)
+
+
+def shows_command(request: Request, command: str) -> bool:
+    """The command is on the card: a terminal block, its title or the call's name.
+
+    Gemini's permission request carries no input: the command is only its title.
+    """
+    named = (request.get("title") or "", request["tool"])
+    return terminal_shows(request, command) or any(command in n for n in named)
+
+
+def test_allow_writes_the_file_after_showing_its_diff(rig: Rig) -> None:
+    target = rig.cwd / "hello.txt"
+    person = Person(allow)
+    with rig.server(WriteFile("hello.txt", "hello\n")) as server:
+        result = acp.run(rig.agent(server), "Write hello.txt", interaction=person, cwd=rig.cwd)
+    assert result.stop_reason == "end_turn", result
+    [asked] = person.requests
+    assert asked.get("kind") == "edit", asked
+    assert shows_diff(asked, target, "hello\n"), asked
+    assert [loc["path"] for loc in asked.get("locations") or []] == [str(target)], asked
+    assert asked.get("editable") is False, asked
+    assert target.read_text() == "hello\n"
+    [call] = result.calls
+    assert (call.status, call.kind) == ("completed", "edit"), call
+
+
+def test_deny_leaves_the_file_unwritten(rig: Rig) -> None:
+    target = rig.cwd / "hello.txt"
+    person = Person(deny)
+    with rig.server(WriteFile("hello.txt", "hello\n")) as server:
+        result = acp.run(rig.agent(server), "Write hello.txt", interaction=person, cwd=rig.cwd)
+    [asked] = person.requests
+    assert shows_diff(asked, target, "hello\n"), asked
+    assert not target.exists()
+    [call] = result.calls
+    assert call.status in ("denied", "failed"), call
+    assert call.outcome == "denied", call
+
+
+def test_allow_runs_the_command_after_showing_it(rig: Rig) -> None:
+    command = "touch ran.txt"
+    person = Person(allow)
+    with rig.server(RunCommand(command)) as server:
+        result = acp.run(rig.agent(server), "Run it", interaction=person, cwd=rig.cwd)
+    assert result.stop_reason == "end_turn", result
+    [asked] = person.requests
+    assert asked.get("kind") == "execute", asked
+    assert shows_command(asked, command), repr(list(asked.items()))
+    if rig.name != "gemini":  # Gemini's request carries no input to make a terminal from
+        assert terminal_shows(asked, command), repr(list(asked.items()))
+    assert (rig.cwd / "ran.txt").exists()
+
+
+def test_deny_leaves_the_command_unrun(rig: Rig) -> None:
+    command = "touch ran.txt"
+    person = Person(deny)
+    with rig.server(RunCommand(command)) as server:
+        result = acp.run(rig.agent(server), "Run it", interaction=person, cwd=rig.cwd)
+    [asked] = person.requests
+    assert shows_command(asked, command), repr(list(asked.items()))
+    assert not (rig.cwd / "ran.txt").exists()
+    [call] = result.calls
+    assert call.outcome == "denied", call
+
+
+def group_of(pid: int) -> list[psutil.Process]:
+    """The live processes whose process group is ``pid``'s (the agent's own session)."""
+    found = []
+    for proc in psutil.process_iter(["pid", "status"]):
+        try:
+            if os.getpgid(proc.pid) == pid and proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc)
+        except (ProcessLookupError, psutil.NoSuchProcess):
+            continue
+    return found
+
+
+def gone(pids: list[int], within: float = 10.0) -> list[int]:
+    deadline = time.monotonic() + within
+    left = pids
+    while left and time.monotonic() < deadline:
+        left = [p for p in left if psutil.pid_exists(p) and _alive(p)]
+        time.sleep(0.05)
+    return left
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def test_cancel_stops_a_running_command_and_leaves_no_process(rig: Rig) -> None:
+    pidfile = rig.cwd / "sleeper.pid"
+    person = Person(allow)
+    with rig.server(RunCommand(f"echo $$ > {pidfile}; exec sleep 60")) as server:
+        conversation = acp.session(rig.agent(server), cwd=rig.cwd)
+        try:
+            turn = conversation.start("Sleep", interaction=person)
+            deadline = time.monotonic() + 60
+            while not pidfile.exists() or not pidfile.read_text().strip():
+                assert time.monotonic() < deadline, "the command never started"
+                assert not turn.done(), turn.result()
+                time.sleep(0.05)
+            sleeper = int(pidfile.read_text())
+            assert conversation.process is not None
+            agent_pid = conversation.process.pid
+            group = [p.pid for p in group_of(agent_pid)]
+            assert agent_pid in group
+            began = time.monotonic()
+            turn.cancel()
+            result = turn.result(30)
+            stopped = time.monotonic() - began
+        finally:
+            conversation.close()
+    assert result.stop_reason == "interrupted", result
+    assert gone([sleeper]) == [], "the command outlived the cancel"
+    assert gone(group) == [], "a process of the agent outlived the cancel"
+    assert stopped < 30

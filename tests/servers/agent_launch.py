@@ -1,0 +1,122 @@
+"""How each real agent is started against a fake model server, in a fresh home.
+
+``launch(name, server_url, root)`` makes ``root/home`` (and the agent's config
+in it) and returns the command and the environment: no login, no telemetry,
+no update check, and the settings that make the agent ask before edits and
+commands.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+BIN = Path(__file__).parent.parent / "agents" / "node_modules" / ".bin"
+"""Where ``scripts/setup.sh`` installs the agents (``npm ci`` in ``tests/agents``)."""
+
+AGENTS = ("claude", "codex", "gemini")
+EXECUTABLES = {"claude": "claude-agent-acp", "codex": "codex-acp", "gemini": "gemini"}
+GEMINI_MODEL = "gemini-2.5-flash"
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A command line and the environment to start one agent with."""
+
+    name: str
+    command: list[str]
+    env: dict[str, str]
+    home: Path
+
+
+def installed(name: str) -> bool:
+    return (BIN / EXECUTABLES[name]).exists()
+
+
+def launch(name: str, server_url: str, root: Path) -> Launch:
+    """The command and environment for agent ``name`` talking to ``server_url``."""
+    home = root / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    env = {
+        "HOME": str(home),
+        "PATH": f"{BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+        "LANG": "C.UTF-8",
+        "TERM": "dumb",
+        "SHELL": shutil.which("bash") or "/bin/sh",
+        "USER": os.environ.get("USER", "test"),
+        "LOGNAME": os.environ.get("LOGNAME", "test"),
+        "TMPDIR": str(root),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "NO_PROXY": "127.0.0.1,localhost",
+        "no_proxy": "127.0.0.1,localhost",
+    }
+    command = [str(BIN / EXECUTABLES[name])]
+    if name == "claude":
+        env |= {
+            "ANTHROPIC_BASE_URL": server_url,
+            "ANTHROPIC_API_KEY": "test-key",
+            "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+            "DISABLE_BUG_COMMAND": "1",
+            "ENABLE_TOOL_SEARCH": "false",
+            # Set (to anything) in some containers, it makes Claude Code end at session/new.
+            "IS_SANDBOX": "",
+        }
+    elif name == "codex":
+        codex_home = home / ".codex"
+        codex_home.mkdir(exist_ok=True)
+        (codex_home / "config.toml").write_text(
+            "\n".join(
+                [
+                    'model = "gpt-5.5"',
+                    'model_provider = "fake"',
+                    'approval_policy = "untrusted"',
+                    'sandbox_mode = "danger-full-access"',
+                    "check_for_update_on_startup = false",
+                    "[analytics]",
+                    "enabled = false",
+                    "[otel]",
+                    'exporter = "none"',
+                    "[model_providers.fake]",
+                    'name = "fake"',
+                    f'base_url = "{server_url}/v1"',
+                    'wire_api = "responses"',
+                    'env_key = "FAKE_API_KEY"',
+                    "stream_max_retries = 0",
+                    "request_max_retries = 0",
+                    "",
+                ]
+            )
+        )
+        env |= {"CODEX_HOME": str(codex_home), "FAKE_API_KEY": "test-key"}
+    elif name == "gemini":
+        settings = home / ".gemini"
+        settings.mkdir(exist_ok=True)
+        (settings / "settings.json").write_text(
+            json.dumps(
+                {
+                    "security": {"auth": {"selectedType": "gemini-api-key"}},
+                    "privacy": {"usageStatisticsEnabled": False},
+                    "telemetry": {"enabled": False},
+                    "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+                    "model": {"name": GEMINI_MODEL},
+                }
+            )
+        )
+        env |= {
+            "GOOGLE_GEMINI_BASE_URL": server_url,
+            "GEMINI_API_KEY": "test-key",
+            "GEMINI_CLI_NO_RELAUNCH": "true",
+        }
+        command += ["--acp", "-m", GEMINI_MODEL]
+    else:
+        raise ValueError(f"unknown agent {name!r}; expected one of {', '.join(AGENTS)}")
+    return Launch(name, command, env, home)
