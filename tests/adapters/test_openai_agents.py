@@ -140,8 +140,13 @@ def test_invalid_arguments_and_unknown_tools_fail_without_asking() -> None:
 
 def test_a_tool_error_ends_failed_and_the_run_goes_on() -> None:
     rec, _ = recorded()
-    result = openai_agents.run(agent([[ToolCall("boom", {}, "b1")], ["Oh."]]), "go", interaction=rec)
-    assert (result.calls[0].outcome, result.calls[0].error) == ("error", "boom failed: ValueError: kaput")
+    result = openai_agents.run(
+        agent([[ToolCall("boom", {}, "b1")], ["Oh."]]), "go", interaction=rec
+    )
+    assert (result.calls[0].outcome, result.calls[0].error) == (
+        "error",
+        "boom failed: ValueError: kaput",
+    )
     assert result.text == "Oh."
 
 
@@ -187,15 +192,26 @@ def test_cancelling_the_turn_ends_it_interrupted() -> None:
 
 def test_hosted_tools_show_that_nothing_here_gates_them() -> None:
     search = ResponseFunctionWebSearch(
-        id="ws1", type="web_search_call", status="completed", action=ActionSearch(type="search", query="mead")
+        id="ws1",
+        type="web_search_call",
+        status="completed",
+        action=ActionSearch(type="search", query="mead"),
     )
     response = Response(
-        id="resp", created_at=0, model="m", object="response", output=[search],
-        parallel_tool_calls=False, tool_choice="auto", tools=[],
+        id="resp",
+        created_at=0,
+        model="m",
+        object="response",
+        output=[search],
+        parallel_tool_calls=False,
+        tool_choice="auto",
+        tools=[],
     )
     events = [
         ResponseCreatedEvent(type="response.created", response=response, sequence_number=0),
-        ResponseOutputItemDoneEvent(type="response.output_item.done", item=search, output_index=0, sequence_number=1),
+        ResponseOutputItemDoneEvent(
+            type="response.output_item.done", item=search, output_index=0, sequence_number=1
+        ),
         ResponseCompletedEvent(type="response.completed", response=response, sequence_number=2),
     ]
     model = openai_agents.scripted_model([["Found it."]])
@@ -205,15 +221,25 @@ def test_hosted_tools_show_that_nothing_here_gates_them() -> None:
         Agent("helper", model=model, tools=[WebSearchTool()]), "go", interaction=rec
     )
     assert steps(rec) == {"ws1": ["pending", "register", "in_progress", "completed"]}
-    running = next(e.args[0] for e in rec.events if e.name == "tool_updated" and e.args[0]["status"] == "in_progress")
-    assert (running["decided_by"], running["current_step"], running["cancellable"]) == ("agent", PROVIDER_SIDE, False)
+    running = next(
+        e.args[0]
+        for e in rec.events
+        if e.name == "tool_updated" and e.args[0]["status"] == "in_progress"
+    )
+    assert (running["decided_by"], running["current_step"], running["cancellable"]) == (
+        "agent",
+        PROVIDER_SIDE,
+        False,
+    )
     assert (result.calls[0].kind, HOSTED["web_search_call"]) == ("fetch", "fetch")
 
 
 def test_handoffs_show_which_agent_acts_and_its_tools_are_asked() -> None:
     billing = Agent(
         "billing",
-        model=openai_agents.scripted_model([[ToolCall("write_note", {"text": "bill"}, "w1")], ["Billed."]]),
+        model=openai_agents.scripted_model(
+            [[ToolCall("write_note", {"text": "bill"}, "w1")], ["Billed."]]
+        ),
         tools=[write_note],
     )
     triage = Agent(

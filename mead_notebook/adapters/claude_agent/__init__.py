@@ -79,17 +79,18 @@ def start(
     result = AgentResult()
     session = Session(interaction, result)
     client_box: list[ClaudeSDKClient] = []
+    pending: set[asyncio.Future[Any]] = set()
 
     def interrupt() -> None:
         if client_box:
-            asyncio.ensure_future(client_box[0].interrupt())
+            task = asyncio.ensure_future(client_box[0].interrupt())
+            pending.add(task)
+            task.add_done_callback(pending.discard)
 
     cwd = str(given.cwd) if given.cwd is not None else None
-    gate_box: list[Gate] = []
 
     async def main() -> AgentResult:
         gate = Gate(session, cwd, call_soon(asyncio.get_running_loop(), interrupt))
-        gate_box.append(gate)
         hooks = dict(given.hooks or {})
         hooks["PreToolUse"] = [*hooks.get("PreToolUse", ()), HookMatcher(hooks=[gate.pre_tool_use])]
         client = ClaudeSDKClient(

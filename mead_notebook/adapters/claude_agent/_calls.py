@@ -95,7 +95,9 @@ def plan_of(given: dict[str, Any]) -> list[PlanEntry] | None:
         entries.append(
             {
                 "content": str(todo.get("content", "")),
-                "status": status if status in ("pending", "in_progress", "completed") else "pending",
+                "status": status
+                if status in ("pending", "in_progress", "completed")
+                else "pending",
             }
         )
     return entries

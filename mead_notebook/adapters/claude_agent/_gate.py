@@ -33,7 +33,9 @@ SERVER = "claude-code"
 """What a card names as the server of Claude Code's own tools."""
 ASK_USER = "AskUserQuestion"
 STOPPED = "cancelled: the whole turn was stopped"
-CANCEL_STEP = "running (Cancel stops the whole turn: Claude Code cannot stop one of its tools alone)"
+CANCEL_STEP = (
+    "running (Cancel stops the whole turn: Claude Code cannot stop one of its tools alone)"
+)
 
 
 class Gate:
@@ -67,9 +69,11 @@ class Gate:
         found = self.session.record(tool_use_id)
         if found is not None:
             return found
-        server, _, name = tool.removeprefix("mcp__").partition("__") if tool.startswith(
-            "mcp__"
-        ) else (SERVER, "", tool)
+        server, _, name = (
+            tool.removeprefix("mcp__").partition("__")
+            if tool.startswith("mcp__")
+            else (SERVER, "", tool)
+        )
         return self.session.driver.begin(
             tool_use_id,
             name or tool,
@@ -93,7 +97,9 @@ class Gate:
         handle.on_cancel(lambda: self._cancel(tool_use_id))
         driver.running(record, handle, step=CANCEL_STEP)
         approved = record.approved_arguments
-        return PermissionResultAllow(updated_input=dict(approved if approved is not None else given))
+        return PermissionResultAllow(
+            updated_input=dict(approved if approved is not None else given)
+        )
 
     def _cancel(self, tool_use_id: str) -> None:
         self.cancelled.add(tool_use_id)
@@ -115,7 +121,11 @@ class Gate:
             }
             answer = driver.choice(choice)
             if isinstance(answer, Picked):
-                picked = [labels[int(i)] for i in answer.option_ids if i.isdigit() and int(i) < len(labels)]
+                picked = [
+                    labels[int(i)]
+                    for i in answer.option_ids
+                    if i.isdigit() and int(i) < len(labels)
+                ]
                 answers[choice["prompt"]] = ", ".join(picked)
             elif isinstance(answer, Answered):
                 answers[choice["prompt"]] = answer.text
@@ -179,6 +189,8 @@ class Gate:
 
     def ended(self, message: ResultMessage) -> str:
         """The turn's stop reason from the CLI's result."""
+        if self.cancelled and message.is_error:
+            return "interrupted"
         if message.subtype == "error_max_turns":
             return "max_rounds"
         return "end_turn"

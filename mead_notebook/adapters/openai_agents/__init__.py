@@ -47,7 +47,9 @@ MAX_RESUMES = 100
 """How many times one run resumes after answered approvals, at most."""
 
 
-def run(agent: Agent[Any], input: Any, *, interaction: object = None, **options: Any) -> AgentResult:
+def run(
+    agent: Agent[Any], input: Any, *, interaction: object = None, **options: Any
+) -> AgentResult:
     """Run ``agent`` on ``input`` (a prompt or input items) and wait for it.
 
     A kernel interrupt cancels the run and propagates; a failed run raises

@@ -101,10 +101,17 @@ class Events:
         shown = {k: v for k, v in raw.items() if k not in ("id", "type", "status", "output")}
         server = str(raw.get("server_label") or "provider")
         record = driver.begin(call_id, tool, server, None, shown, kind=kind)
-        driver.running(record, self.session.handle(record), cancellable=False, step=PROVIDER_SIDE,
-                       decided_by="agent")
+        driver.running(
+            record,
+            self.session.handle(record),
+            cancellable=False,
+            step=PROVIDER_SIDE,
+            decided_by="agent",
+        )
         if raw.get("status") in ("failed", "incomplete") or raw.get("error"):
-            driver.fail(record, "error", f"{tool} failed on the provider's side: {raw.get('error')}")
+            driver.fail(
+                record, "error", f"{tool} failed on the provider's side: {raw.get('error')}"
+            )
         else:
             driver.complete(record, as_text(raw.get("output") or raw.get("status") or ""))
 
@@ -121,8 +128,13 @@ class Events:
             _arguments(raw.get("arguments")),
             title=f"handoff from {source}",
         )
-        driver.running(record, self.session.handle(record), cancellable=False,
-                       step="hands the conversation over", decided_by="agent")
+        driver.running(
+            record,
+            self.session.handle(record),
+            cancellable=False,
+            step="hands the conversation over",
+            decided_by="agent",
+        )
 
     def _handoff_done(self, item: HandoffOutputItem) -> None:
         raw = _as_dict(item.raw_item)

@@ -170,4 +170,5 @@ def _mcp_server_of(tool: FunctionTool) -> str | None:
 
 def _class_of(tool: FunctionTool) -> ToolClass:
     annotations = tool.mcp_annotations
-    return "read" if annotations is not None and annotations.readOnlyHint is True else "effect"
+    hint = getattr(annotations, "read_only_hint", getattr(annotations, "readOnlyHint", None))
+    return "read" if hint is True else "effect"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, cast
 
 from agents.testing import ScriptedModel, function_call
 from openai.types.responses import ResponseOutputMessage, ResponseOutputText
@@ -41,4 +42,4 @@ def scripted_model(replies: Sequence[Sequence[str | ToolCall]]) -> ScriptedModel
             if isinstance(item, ToolCall):
                 output.append(function_call(item.name, item.arguments, call_id=item.id or ""))
         steps.append(output)
-    return ScriptedModel(steps)
+    return ScriptedModel(cast(list[Any], steps))
