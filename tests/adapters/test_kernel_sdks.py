@@ -45,7 +45,10 @@ def told(res):
     return None
 
 def report(res, said=None):
-    calls = [{"tool": c.tool, "status": c.status, "outcome": c.outcome, "result": c.result} for c in res.calls]
+    calls = [
+        {"tool": c.tool, "status": c.status, "outcome": c.outcome, "result": c.result}
+        for c in res.calls
+    ]
     print("RESULT " + json.dumps({"stop": res.stop_reason, "text": res.text, "calls": calls,
                                   "told": said if said is not None else told(res)}))
 
