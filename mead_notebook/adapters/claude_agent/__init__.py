@@ -30,7 +30,7 @@ import dataclasses
 import logging
 from typing import Any
 
-from .._session import AgentResult, missing_extra
+from ..base import AgentResult, missing_extra
 
 try:
     from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, HookMatcher, ResultMessage
@@ -39,7 +39,7 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
 
 from mead_notebook.turn import Turn
 
-from .._session import Session
+from ..base import Session
 from ._gate import Gate, call_soon
 
 __all__ = ["TEARDOWN_TIMEOUT", "AgentResult", "arun", "run", "start"]

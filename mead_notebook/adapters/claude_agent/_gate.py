@@ -21,10 +21,10 @@ from claude_agent_sdk import (
 from claude_agent_sdk.types import StreamEvent
 
 from mead_notebook.interaction import Allow, Answered, Choice, Picked
+from mead_notebook.tools.base import result_text as as_text
 from mead_notebook.turn import CallRecord
 
-from .._questions import as_text
-from .._session import Session
+from ..base import Session
 from ._calls import content_of, kind_of, locations_of, plan_of
 
 __all__ = ["ASK_USER", "CANCEL_STEP", "SERVER", "STOPPED", "Gate"]

@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from .._session import AgentResult, missing_extra
+from ..base import AgentResult, missing_extra
 
 try:
     from agents import Agent, RunConfig, Runner
@@ -36,7 +36,7 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
 
 from mead_notebook.turn import Turn
 
-from .._session import Session
+from ..base import Session
 from ._events import Events
 from ._gate import Gate
 from ._scripted import scripted_model

@@ -18,9 +18,9 @@ from agents import (
 from openai.types.responses import ResponseCompletedEvent, ResponseTextDeltaEvent
 
 from mead_notebook.interaction import ToolKind
+from mead_notebook.tools.base import result_text as as_text
 
-from .._questions import as_text
-from .._session import Session
+from ..base import Session
 from ._gate import Gate
 
 __all__ = ["HOSTED", "PROVIDER_SIDE", "Events"]

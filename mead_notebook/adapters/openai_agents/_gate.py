@@ -15,10 +15,10 @@ from agents.tool import resolve_function_tool_failure_error_function
 from agents.tool_context import ToolContext
 
 from mead_notebook.interaction import ToolClass
+from mead_notebook.tools.base import result_text as as_text
 
-from .._questions import as_text
 from .._schema import check, parse
-from .._session import Session, canceller
+from ..base import Session
 
 __all__ = ["Gate"]
 
@@ -137,7 +137,7 @@ class Gate:
         handle = session.handle(record)
         await session.call(session.driver.running, record, handle)
         task = asyncio.ensure_future(inner(ctx, raw))
-        handle.on_cancel(canceller(task))
+        handle.on_cancel(_canceller(task))
         driver = session.driver
         try:
             value = await task
@@ -156,6 +156,16 @@ class Gate:
         else:
             await session.call(driver.complete, record, as_text(_shown(value)))
         return value
+
+
+def _canceller(task: asyncio.Future[Any]) -> Callable[[], None]:
+    loop = task.get_loop()
+
+    def cancel() -> None:
+        if not loop.is_closed():
+            loop.call_soon_threadsafe(task.cancel)
+
+    return cancel
 
 
 def _shown(value: Any) -> Any:

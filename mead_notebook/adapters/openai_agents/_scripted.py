@@ -10,7 +10,7 @@ from openai.types.responses import ResponseOutputMessage, ResponseOutputText
 
 from mead_notebook import ToolCall
 
-from .._scripts import Script
+from ..base import ScriptedReplies
 
 __all__ = ["scripted_model"]
 
@@ -22,7 +22,7 @@ def scripted_model(replies: Sequence[Sequence[str | ToolCall]]) -> ScriptedModel
     delta of its own, as a provider streams tokens.
     """
     steps = []
-    for number, reply in enumerate(Script(replies).replies, 1):
+    for number, reply in enumerate(ScriptedReplies(replies).replies, 1):
         output: list[object] = []
         texts = [i for i in reply if isinstance(i, str)]
         if texts:
