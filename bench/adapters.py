@@ -104,6 +104,40 @@ def pydantic_ai_runs(calls: int, shape: str) -> Runs:
     return alone, streamed, adapter
 
 
+def openai_agents_runs(calls: int, shape: str) -> Runs:
+    """The OpenAI Agents SDK: ``Runner.run`` alone, ``Runner.run_streamed`` drained, the adapter."""
+    from agents import Agent as OpenAIAgent
+    from agents import Runner, function_tool, set_tracing_disabled
+
+    from mead_notebook.adapters import openai_agents
+
+    set_tracing_disabled(True)
+    noop_tool = function_tool(noop)
+
+    def agent() -> Any:
+        model = openai_agents.scripted_model(script(calls, shape))
+        return OpenAIAgent("bench", model=model, tools=[noop_tool])
+
+    def alone() -> Any:
+        return asyncio.run(Runner.run(agent(), "go", max_turns=calls + 5))
+
+    async def stream() -> None:
+        streamed = Runner.run_streamed(agent(), "go", max_turns=calls + 5)
+        async for _ in streamed.stream_events():
+            pass
+
+    def streamed() -> Any:
+        return asyncio.run(stream())
+
+    def adapter() -> Any:
+        result = openai_agents.run(agent(), "go", interaction=AllowAll(), max_turns=calls + 5)
+        if len(result.calls) != calls or any(c.status != "completed" for c in result.calls):
+            raise RuntimeError(f"expected {calls} completed calls: {result}")
+        return result
+
+    return alone, streamed, adapter
+
+
 def per_call(run: Callable[[], Any], calls: int, repeats: int) -> float:
     """Median seconds per tool call over ``repeats`` runs."""
     times = []
@@ -122,7 +156,12 @@ def main() -> None:
     print(f"{args.calls} tool calls x {args.repeats} runs, median per call in us")
     columns = ("alone", "streamed", "adapter", "- streamed", "/ alone")
     print(f"{'framework':12} {'shape':11}" + "".join(f"{c:>11}" for c in columns))
-    for name, runs in (("langchain", langchain_runs), ("pydantic-ai", pydantic_ai_runs)):
+    frameworks = (
+        ("langchain", langchain_runs),
+        ("pydantic-ai", pydantic_ai_runs),
+        ("openai-agents", openai_agents_runs),
+    )
+    for name, runs in frameworks:
         for shape in ("sequential", "parallel"):
             for warm in runs(20, shape):
                 warm()
@@ -132,6 +171,8 @@ def main() -> None:
             cells = (alone, streamed, adapter, adapter - streamed)
             row = "".join(f"{c:11.1f}" for c in cells) + f"{adapter / alone:10.2f}x"
             print(f"{name:12} {shape:11}{row}")
+    # The Claude Agent SDK's calls run in its CLI, against a model server: see
+    # tests/adapters/test_claude_agent.py; a turn costs about a second of CLI time.
 
 
 if __name__ == "__main__":

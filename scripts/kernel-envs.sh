@@ -44,7 +44,7 @@ for version in "${versions[@]}"; do
   env="$envs/ipykernel-$version"
   extras=()
   if [[ "$version" == 6.29.5 || "$version" == 7.4.0 ]]; then
-    extras=(langchain pydantic-ai acp)
+    extras=(langchain pydantic-ai acp openai-agents claude-agent)
   fi
   mapfile -t packages < <(requirements ${extras[@]+"${extras[@]}"})
   packages=("ipykernel==$version" "${packages[@]}")

@@ -9,7 +9,15 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "pydantic_ai", "pydantic_graph")
+FRAMEWORKS = (
+    "langchain",
+    "langchain_core",
+    "langgraph",
+    "pydantic_ai",
+    "pydantic_graph",
+    "agents",
+    "claude_agent_sdk",
+)
 
 BLOCK = """
 import importlib.abc, sys
@@ -50,6 +58,8 @@ def test_import_mead_notebook_imports_no_framework() -> None:
     [
         ("pydantic_ai", ("pydantic_ai",), "pydantic-ai"),
         ("langchain", ("langchain", "langgraph"), "langchain"),
+        ("openai_agents", ("agents",), "openai-agents"),
+        ("claude_agent", ("claude_agent_sdk",), "claude-agent"),
     ],
 )
 def test_an_adapter_without_its_framework_names_the_extra(

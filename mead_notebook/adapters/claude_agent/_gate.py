@@ -1,0 +1,212 @@
+"""Claude Code's permission callbacks and messages, put through the contract."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+from claude_agent_sdk import (
+    AssistantMessage,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    ResultMessage,
+    SystemMessage,
+    ToolPermissionContext,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+from claude_agent_sdk.types import StreamEvent
+
+from mead_notebook.interaction import Allow, Answered, Choice, Picked
+from mead_notebook.tools.base import result_text as as_text
+from mead_notebook.turn import CallRecord
+
+from ..base import Session
+from ._calls import content_of, kind_of, locations_of, plan_of
+
+__all__ = ["ASK_USER", "CANCEL_STEP", "SERVER", "STOPPED", "Gate"]
+
+SERVER = "claude-code"
+"""What a card names as the server of Claude Code's own tools."""
+ASK_USER = "AskUserQuestion"
+STOPPED = "cancelled: the whole turn was stopped"
+CANCEL_STEP = (
+    "running (Cancel stops the whole turn: Claude Code cannot stop one of its tools alone)"
+)
+
+
+class Gate:
+    """Asks the session for each call, and reports what the CLI sends back."""
+
+    def __init__(self, session: Session, cwd: str | None, interrupt: Callable[[], None]) -> None:
+        self.session = session
+        self.cwd = cwd
+        self.interrupt = interrupt
+        """Interrupts the client's turn from any thread (a card's Cancel)."""
+        self.tools: set[str] | None = None
+        self.uses: dict[str, ToolUseBlock] = {}
+        self.rounds = 0
+        self.cancelled: set[str] = set()
+
+    # -- the CLI asks --------------------------------------------------------------------
+
+    async def pre_tool_use(self, given: Any, tool_use_id: str | None, context: Any) -> Any:
+        """Every call asks, whatever Claude Code's own rules would do."""
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask"}}
+
+    async def can_use_tool(
+        self, tool: str, given: dict[str, Any], context: ToolPermissionContext
+    ) -> PermissionResultAllow | PermissionResultDeny:
+        tool_use_id = context.tool_use_id or f"{tool}-{len(self.session.result.calls)}"
+        if tool == ASK_USER:
+            return await self.session.call(self._questions, tool_use_id, given)
+        return await self.session.call(self._ask, tool_use_id, tool, given)
+
+    def _begin(self, tool_use_id: str, tool: str, given: dict[str, Any]) -> CallRecord:
+        found = self.session.record(tool_use_id)
+        if found is not None:
+            return found
+        server, _, name = (
+            tool.removeprefix("mcp__").partition("__")
+            if tool.startswith("mcp__")
+            else (SERVER, "", tool)
+        )
+        return self.session.driver.begin(
+            tool_use_id,
+            name or tool,
+            server,
+            None,
+            given,
+            kind=kind_of(tool),
+            content=content_of(tool, given, self.cwd),
+            locations=locations_of(given),
+        )
+
+    def _ask(
+        self, tool_use_id: str, tool: str, given: dict[str, Any]
+    ) -> PermissionResultAllow | PermissionResultDeny:
+        driver = self.session.driver
+        record = self._begin(tool_use_id, tool, given)
+        decision = driver.permission(record, None)
+        if not isinstance(decision, Allow):
+            return PermissionResultDeny(message=decision.message or record.error or "Denied.")
+        handle = self.session.handle(record)
+        handle.on_cancel(lambda: self._cancel(tool_use_id))
+        driver.running(record, handle, step=CANCEL_STEP)
+        approved = record.approved_arguments
+        return PermissionResultAllow(
+            updated_input=dict(approved if approved is not None else given)
+        )
+
+    def _cancel(self, tool_use_id: str) -> None:
+        self.cancelled.add(tool_use_id)
+        self.interrupt()
+
+    def _questions(
+        self, tool_use_id: str, given: dict[str, Any]
+    ) -> PermissionResultAllow | PermissionResultDeny:
+        driver = self.session.driver
+        record = self._begin(tool_use_id, ASK_USER, given)
+        answers: dict[str, str] = {}
+        for number, question in enumerate(given.get("questions") or ()):
+            labels = [str(o.get("label", "")) for o in question.get("options") or ()]
+            choice: Choice = {
+                "tool_call_id": tool_use_id if number == 0 else f"{tool_use_id}#{number}",
+                "prompt": str(question.get("question", "")),
+                "options": [{"id": str(i), "label": label} for i, label in enumerate(labels)],
+                "multiple": bool(question.get("multiSelect")),
+            }
+            answer = driver.choice(choice)
+            if isinstance(answer, Picked):
+                picked = [
+                    labels[int(i)]
+                    for i in answer.option_ids
+                    if i.isdigit() and int(i) < len(labels)
+                ]
+                answers[choice["prompt"]] = ", ".join(picked)
+            elif isinstance(answer, Answered):
+                answers[choice["prompt"]] = answer.text
+            else:
+                message = f"The user gave no answer ({answer.reason})."
+                driver.fail(record, "no_answer", message)
+                return PermissionResultDeny(message=message)
+        driver.complete(record, json.dumps(answers, ensure_ascii=False))
+        return PermissionResultAllow(updated_input={**given, "answers": answers})
+
+    # -- the CLI reports -----------------------------------------------------------------
+
+    def on(self, message: Any) -> None:
+        """One message of the client's stream (posted to the callback thread)."""
+        session, driver = self.session, self.session.driver
+        if isinstance(message, StreamEvent):
+            event = message.event
+            if event.get("type") == "content_block_delta" and message.parent_tool_use_id is None:
+                delta = event.get("delta") or {}
+                if delta.get("type") == "text_delta" and delta.get("text"):
+                    session.post(driver.text, delta["text"])
+                elif delta.get("type") == "thinking_delta" and delta.get("thinking"):
+                    session.post(driver.thought, delta["thinking"])
+            elif event.get("type") == "message_start":
+                self.rounds += 1
+        elif isinstance(message, SystemMessage) and message.subtype == "init":
+            tools = message.data.get("tools")
+            if isinstance(tools, list):
+                self.tools = {str(t) for t in tools}
+        elif isinstance(message, AssistantMessage):
+            for block in message.content:
+                if isinstance(block, ToolUseBlock):
+                    self.uses[block.id] = block
+                    entries = plan_of(block.input) if block.name == "TodoWrite" else None
+                    if entries is not None:
+                        session.post(driver.plan, entries)
+        elif isinstance(message, UserMessage) and isinstance(message.content, list):
+            for block in message.content:
+                if isinstance(block, ToolResultBlock):
+                    session.post(self._result, block)
+
+    def _result(self, block: ToolResultBlock) -> None:
+        driver = self.session.driver
+        text = _text_of(block.content)
+        record = self.session.record(block.tool_use_id)
+        if record is None:
+            use = self.uses.get(block.tool_use_id)
+            name = use.name if use is not None else "tool"
+            record = self._begin(block.tool_use_id, name, dict(use.input) if use else {})
+            unknown = self.tools is not None and name not in self.tools
+            driver.fail(record, "unknown" if unknown else "invalid_arguments", text)
+            return
+        if record.status in ("completed", "failed"):
+            return
+        if block.tool_use_id in self.cancelled:
+            driver.fail(record, "cancelled", text, step=STOPPED)
+        elif block.is_error:
+            driver.fail(record, "error", text)
+        else:
+            driver.complete(record, text)
+
+    def ended(self, message: ResultMessage) -> str:
+        """The turn's stop reason from the CLI's result."""
+        if self.cancelled and message.is_error:
+            return "interrupted"
+        if message.subtype == "error_max_turns":
+            return "max_rounds"
+        return "end_turn"
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return as_text(content)
+
+
+def call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[[], Any]) -> Callable[[], None]:
+    """``fn`` scheduled on ``loop`` from any thread."""
+
+    def soon() -> None:
+        if not loop.is_closed():
+            loop.call_soon_threadsafe(fn)
+
+    return soon

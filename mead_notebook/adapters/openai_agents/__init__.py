@@ -1,0 +1,115 @@
+"""Run an OpenAI Agents SDK agent under an interaction (``mead-notebook[openai-agents]``).
+
+::
+
+    from mead_notebook import NotebookInteraction
+    from mead_notebook.adapters import openai_agents
+
+    result = openai_agents.run(agent, "Tidy the data folder", interaction=NotebookInteraction())
+    result.output   # the SDK's RunResultStreaming (final_output, new_items, last_agent)
+    result.text     # the streamed answer
+    result.calls    # a CallRecord per tool call
+
+``run`` blocks a sync cell, ``await arun(...)`` an async one, ``start`` returns a
+``Turn`` at once; the agent streams (``Runner.run_streamed``) on an event loop of
+its own thread, so all three work where ``Runner.run_sync`` fails. The run uses a
+gated copy of the agent (and of the agents it hands off to): every function tool
+and MCP tool asks through the interaction inside the run. Tools that declare
+``needs_approval`` pause the SDK's run; their approvals are asked through the
+interaction too, once per call, and the run resumes by itself. Options go to
+``Runner.run_streamed`` (``context``, ``max_turns``, ``run_config``, ``session``...);
+unknown tools are returned to the model as errors unless ``run_config`` says
+otherwise.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from ..base import AgentResult, missing_extra
+
+try:
+    from agents import Agent, RunConfig, Runner
+except ImportError as exc:  # pragma: no cover - exercised without the extra
+    raise ImportError(missing_extra("openai_agents", "openai-agents")) from exc
+
+from mead_notebook.turn import Turn
+
+from ..base import Session
+from ._events import Events
+from ._gate import Gate
+from ._scripted import scripted_model
+
+__all__ = ["MAX_RESUMES", "AgentResult", "arun", "run", "scripted_model", "start"]
+
+MAX_RESUMES = 100
+"""How many times one run resumes after answered approvals, at most."""
+
+
+def run(
+    agent: Agent[Any], input: Any, *, interaction: object = None, **options: Any
+) -> AgentResult:
+    """Run ``agent`` on ``input`` (a prompt or input items) and wait for it.
+
+    A kernel interrupt cancels the run and propagates; a failed run raises
+    ``TurnError`` (its ``result`` holds what the run produced).
+    """
+    return start(agent, input, interaction=interaction, **options).result()
+
+
+async def arun(
+    agent: Agent[Any], input: Any, *, interaction: object = None, **options: Any
+) -> AgentResult:
+    """Run ``agent`` in its own thread and await it (for async cells)."""
+    return await start(agent, input, interaction=interaction, **options)
+
+
+def start(
+    agent: Agent[Any], input: Any, *, interaction: object = None, **options: Any
+) -> Turn[AgentResult]:
+    """Start ``agent`` in a thread of its own and return the turn's handle at once."""
+    if not isinstance(agent, Agent):
+        raise TypeError(f"run, arun and start take an agents.Agent, not {type(agent).__name__}")
+    result = AgentResult()
+    session = Session(interaction, result)
+    gate = Gate(session)
+    gated = gate.agent(agent)
+    config = options.pop("run_config", None) or RunConfig()
+    if config.tool_not_found_behavior == "raise_error":
+        config = dataclasses.replace(config, tool_not_found_behavior="return_error_to_model")
+
+    async def main() -> AgentResult:
+        events = Events(session, gate)
+        given: Any = input
+        try:
+            for _ in range(MAX_RESUMES + 1):
+                streamed = Runner.run_streamed(gated, given, run_config=config, **options)
+                try:
+                    async for event in streamed.stream_events():
+                        events.on(event)
+                except BaseException:
+                    streamed.cancel()
+                    raise
+                result.output = streamed
+                result.rounds = events.rounds
+                if not streamed.interruptions:
+                    result.stop_reason = "end_turn"
+                    return result
+                state = streamed.to_state()
+                for item in streamed.interruptions:
+                    allowed, message = await session.call(events.approval, item)
+                    if allowed:
+                        state.approve(item)
+                    else:
+                        state.reject(item, rejection_message=message)
+                given = state
+            result.stop_reason = "max_rounds"
+            return result
+        except BaseException:
+            if session.cancelled.is_set():
+                result.stop_reason = "interrupted"
+                return result
+            raise
+
+    return session.turn(input if isinstance(input, str) else "", main)

@@ -1,0 +1,184 @@
+"""Copies of an agent whose function and MCP tools ask the session before they run."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import dataclasses
+import json
+import types
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from agents import Agent, FunctionTool, Handoff, RunContextWrapper
+from agents.tool import resolve_function_tool_failure_error_function
+from agents.tool_context import ToolContext
+
+from mead_notebook.interaction import ToolClass
+from mead_notebook.tools.base import result_text as as_text
+
+from .._schema import check, parse
+from ..base import Session
+
+__all__ = ["Gate"]
+
+Invoker = Callable[[ToolContext[Any], str], Awaitable[Any]]
+
+
+class Gate:
+    """Makes gated copies of agents (their tools, MCP tools and handoff targets).
+
+    A gated call is checked against the tool's schema (invalid: ``failed``, the
+    model told why, nobody asked), asked through ``session.admit`` (denied: the
+    model gets the message), run as a task a card's Cancel can cancel (the model
+    is told, the run goes on), and reported ``completed`` or ``failed``.
+    """
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.agents: dict[int, Agent[Any]] = {}
+        self.servers: dict[str, str] = {}
+        """Each gated tool's server (its agent's name, or its MCP server's), by tool name."""
+        self.schemas: dict[str, dict[str, Any]] = {}
+        self._errors: dict[str, str] = {}
+
+    def agent(self, agent: Agent[Any]) -> Agent[Any]:
+        """A gated copy of ``agent`` (the same copy for the same agent, so cycles end)."""
+        found = self.agents.get(id(agent))
+        if found is not None:
+            return found
+        gated = agent.clone(tools=[], handoffs=[])
+        self.agents[id(agent)] = gated
+        gated.tools = [
+            self.tool(t, agent.name) if isinstance(t, FunctionTool) else t for t in agent.tools
+        ]
+        gated.handoffs = [self._handoff(h) for h in agent.handoffs]
+        if agent.mcp_servers:
+            original = gated.get_mcp_tools
+
+            async def get_mcp_tools(self_: Agent[Any], ctx: RunContextWrapper[Any]) -> list[Any]:
+                tools = await original(ctx)
+                return [
+                    self.tool(t, _mcp_server_of(t) or agent.name)
+                    if isinstance(t, FunctionTool)
+                    else t
+                    for t in tools
+                ]
+
+            gated.get_mcp_tools = types.MethodType(get_mcp_tools, gated)  # type: ignore[method-assign]
+        return gated
+
+    def _handoff(self, handoff: Agent[Any] | Handoff[Any, Any]) -> Any:
+        if isinstance(handoff, Agent):
+            return self.agent(handoff)
+        inner = handoff.on_invoke_handoff
+
+        async def on_invoke_handoff(ctx: RunContextWrapper[Any], raw: str) -> Agent[Any]:
+            return self.agent(await inner(ctx, raw))
+
+        return dataclasses.replace(handoff, on_invoke_handoff=on_invoke_handoff)
+
+    def tool(self, tool: FunctionTool, server: str) -> FunctionTool:
+        """A copy of ``tool`` whose ``on_invoke_tool`` asks first."""
+        gated = copy.copy(tool)
+        inner = gated.on_invoke_tool
+        original = tool
+        self.servers[tool.name] = server
+        self.schemas[tool.name] = tool.params_json_schema
+
+        async def formatter(ctx: RunContextWrapper[Any], error: Exception) -> Any:
+            if isinstance(ctx, ToolContext):
+                self._errors[ctx.tool_call_id] = f"{type(error).__name__}: {error}"
+            fmt = resolve_function_tool_failure_error_function(original, ctx)
+            if fmt is None:
+                raise error
+            value = fmt(ctx, error)
+            return await value if asyncio.iscoroutine(value) else value
+
+        gated._failure_error_function = formatter
+        gated._use_default_failure_error_function = False
+
+        async def invoke(ctx: ToolContext[Any], raw: str) -> Any:
+            return await self._invoke(tool, server, inner, ctx, raw)
+
+        gated.on_invoke_tool = invoke
+        return gated
+
+    async def _invoke(
+        self, tool: FunctionTool, server: str, inner: Invoker, ctx: ToolContext[Any], raw: str
+    ) -> Any:
+        session = self.session
+        call_id, name, schema = ctx.tool_call_id, tool.name, tool.params_json_schema
+        arguments, problem = parse(raw)
+        if arguments is not None:
+            problem = check(arguments, schema)
+        if problem is not None:
+            message = f"Invalid arguments for {name}: {problem}. The tool did not run."
+            shown = arguments if arguments is not None else {"arguments": raw}
+            await session.call(
+                session.refuse, call_id, name, server, shown, "invalid_arguments", message
+            )
+            return message
+        record, allowed = await session.call(
+            session.admit, call_id, name, server, _class_of(tool), arguments, schema
+        )
+        if not allowed:
+            return record.error or f"Permission to run {name} was denied."
+        approved = record.approved_arguments
+        if approved is not None:
+            problem = check(approved, schema)
+            if problem is not None:
+                message = f"Invalid approved arguments for {name}: {problem}. The tool did not run."
+                await session.call(
+                    session.refuse, call_id, name, server, approved, "invalid_arguments", message
+                )
+                return message
+            raw = json.dumps(approved)
+        handle = session.handle(record)
+        await session.call(session.driver.running, record, handle)
+        task = asyncio.ensure_future(inner(ctx, raw))
+        handle.on_cancel(_canceller(task))
+        driver = session.driver
+        try:
+            value = await task
+        except asyncio.CancelledError:
+            if not (handle.cancelled and task.cancelled()) or session.cancelled.is_set():
+                raise
+            message = f"The call to {name} was cancelled."
+            await session.call(driver.fail, record, "cancelled", message)
+            return message
+        except Exception as exc:
+            await session.call(driver.fail, record, "error", f"{name} failed: {exc}")
+            raise
+        error = self._errors.pop(call_id, None)
+        if error is not None:
+            await session.call(driver.fail, record, "error", f"{name} failed: {error}")
+        else:
+            await session.call(driver.complete, record, as_text(_shown(value)))
+        return value
+
+
+def _canceller(task: asyncio.Future[Any]) -> Callable[[], None]:
+    loop = task.get_loop()
+
+    def cancel() -> None:
+        if not loop.is_closed():
+            loop.call_soon_threadsafe(task.cancel)
+
+    return cancel
+
+
+def _shown(value: Any) -> Any:
+    text = getattr(value, "text", None)
+    return text if isinstance(text, str) else value
+
+
+def _mcp_server_of(tool: FunctionTool) -> str | None:
+    binding = getattr(tool, "_mcp_tool_binding", None)
+    return str(binding[0]) if binding else None
+
+
+def _class_of(tool: FunctionTool) -> ToolClass:
+    annotations = tool.mcp_annotations
+    hint = getattr(annotations, "read_only_hint", getattr(annotations, "readOnlyHint", None))
+    return "read" if hint is True else "effect"

@@ -1,0 +1,269 @@
+"""The OpenAI Agents SDK under an interaction, offline with the SDK's own ScriptedModel."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+from agents import Agent, WebSearchTool, function_tool, handoff, set_tracing_disabled
+from agents.testing import ModelStep
+from openai.types.responses import (
+    Response,
+    ResponseCompletedEvent,
+    ResponseCreatedEvent,
+    ResponseFunctionWebSearch,
+    ResponseOutputItemDoneEvent,
+)
+from openai.types.responses.response_function_web_search import ActionSearch
+
+from mead_notebook import ToolCall
+from mead_notebook.adapters import openai_agents
+from mead_notebook.adapters.openai_agents._events import HOSTED, PROVIDER_SIDE
+
+from .helpers import (
+    ALLOWED,
+    DENIED,
+    REFUSED,
+    Person,
+    finals,
+    one_at_a_time,
+    recorded,
+    running,
+    steps,
+    texts,
+)
+
+set_tracing_disabled(True)
+
+
+@function_tool
+def write_note(text: str) -> str:
+    """Write a note."""
+    return f"wrote {text}"
+
+
+@function_tool
+def boom() -> str:
+    """Fail."""
+    raise ValueError("kaput")
+
+
+@function_tool(needs_approval=True)
+def remove(path: str) -> str:
+    """Remove a file."""
+    return f"removed {path}"
+
+
+@function_tool
+async def slow() -> str:
+    """Wait a minute."""
+    await asyncio.sleep(60)
+    return "finished"
+
+
+TOOLS = [write_note, boom, remove, slow]
+
+
+def told(result: Any) -> dict[str, str]:
+    """What the model was told of each call, by call id."""
+    found: dict[str, str] = {}
+    for item in result.output.new_items:
+        if type(item).__name__ == "ToolCallOutputItem":
+            found[item.raw_item["call_id"]] = str(item.output)
+    return found
+
+
+def agent(script: list[list[Any]], tools: list[Any] = TOOLS, **extra: Any) -> Agent[Any]:
+    return Agent("helper", model=openai_agents.scripted_model(script), tools=tools, **extra)
+
+
+def test_an_allowed_call_runs_in_the_contracts_order_and_text_streams() -> None:
+    rec, _ = recorded()
+    script = [["Writing ", "now. ", ToolCall("write_note", {"text": "hi"}, "w1")], ["Done."]]
+    result = openai_agents.run(agent(script), "go", interaction=rec)
+    assert steps(rec) == {"w1": ALLOWED}
+    assert texts(rec) == ["Writing ", "now. ", "Done."]
+    assert (result.text, result.stop_reason, result.rounds) == ("Writing now. Done.", "end_turn", 2)
+    assert result.output.final_output == "Done."
+    assert told(result) == {"w1": "wrote hi"}
+    assert result.calls[0].server == "helper"
+    one_at_a_time(rec)
+
+
+def test_deny_reaches_the_model_and_the_tool_does_not_run() -> None:
+    rec, _ = recorded(Person(deny={"write_note": "not now"}))
+    script = [[ToolCall("write_note", {"text": "hi"}, "w1")], ["Fine."]]
+    result = openai_agents.run(agent(script), "go", interaction=rec)
+    assert steps(rec) == {"w1": DENIED}
+    assert "not now" in told(result)["w1"]
+    assert "The tool did not run" in told(result)["w1"]
+    assert finals(rec)["w1"]["outcome"] == "denied"
+
+
+def test_edited_arguments_are_checked_then_run() -> None:
+    rec, _ = recorded(Person(edit={"write_note": {"text": "edited"}}))
+    script = [[ToolCall("write_note", {"text": "hi"}, "w1")], ["Done."]]
+    result = openai_agents.run(agent(script), "go", interaction=rec)
+    assert told(result) == {"w1": "wrote edited"}
+    [request] = [e.args[0] for e in rec.events if e.name == "request_permission"]
+    assert request["parameters"]["properties"]["text"]["type"] == "string"
+    assert result.calls[0].approved_arguments == {"text": "edited"}
+
+
+def test_edited_arguments_that_break_the_schema_do_not_run() -> None:
+    rec, _ = recorded(Person(edit={"write_note": {"text": 5}}))
+    script = [[ToolCall("write_note", {"text": "hi"}, "w1")], ["Done."]]
+    result = openai_agents.run(agent(script), "go", interaction=rec)
+    assert result.calls[0].outcome == "invalid_arguments"
+    assert "5 is not of type 'string'" in told(result)["w1"]
+
+
+def test_invalid_arguments_and_unknown_tools_fail_without_asking() -> None:
+    rec, _ = recorded()
+    script = [
+        [
+            ToolCall("write_note", {"text": 3}, "w1"),
+            ToolCall("nope", {}, "w2"),
+        ],
+        ["Sorry."],
+    ]
+    result = openai_agents.run(agent(script), "go", interaction=rec)
+    assert steps(rec) == {"w1": REFUSED, "w2": REFUSED}
+    outcomes = {c.tool_call_id: c.outcome for c in result.calls}
+    assert outcomes == {"w1": "invalid_arguments", "w2": "unknown"}
+    assert "3 is not of type 'string' (at text)" in told(result)["w1"]
+    assert told(result)["w2"] == "Tool 'nope' not found."
+    assert result.text == "Sorry."
+
+
+def test_a_tool_error_ends_failed_and_the_run_goes_on() -> None:
+    rec, _ = recorded()
+    result = openai_agents.run(
+        agent([[ToolCall("boom", {}, "b1")], ["Oh."]]), "go", interaction=rec
+    )
+    assert (result.calls[0].outcome, result.calls[0].error) == (
+        "error",
+        "boom failed: ValueError: kaput",
+    )
+    assert result.text == "Oh."
+
+
+def test_needs_approval_is_answered_once_and_the_run_resumes() -> None:
+    rec, _ = recorded()
+    script = [[ToolCall("remove", {"path": "x"}, "r1")], ["Removed."]]
+    result = openai_agents.run(agent(script), "go", interaction=rec)
+    assert steps(rec) == {"r1": ALLOWED}
+    assert told(result) == {"r1": "removed x"}
+    assert result.text == "Removed."
+
+
+def test_needs_approval_denied_tells_the_model() -> None:
+    rec, _ = recorded(Person(deny={"remove": "keep it"}))
+    script = [[ToolCall("remove", {"path": "x"}, "r1")], ["Kept."]]
+    result = openai_agents.run(agent(script), "go", interaction=rec)
+    assert steps(rec) == {"r1": DENIED}
+    assert "keep it" in told(result)["r1"]
+
+
+def test_cancel_on_a_card_cancels_that_call_only() -> None:
+    rec, _ = recorded(Person(cancel_after=0.2))
+    script = [[ToolCall("slow", {}, "s1")], ["Stopped."]]
+    result = openai_agents.run(agent(script), "go", interaction=rec)
+    assert result.calls[0].outcome == "cancelled"
+    assert told(result) == {"s1": "The call to slow was cancelled."}
+    assert (result.text, result.stop_reason) == ("Stopped.", "end_turn")
+
+
+def test_cancelling_the_turn_ends_it_interrupted() -> None:
+    rec, person = recorded()
+    turn = openai_agents.start(agent([[ToolCall("slow", {}, "s1")], ["x"]]), "go", interaction=rec)
+    for _ in range(100):
+        if "s1" in running(rec):
+            break
+        time.sleep(0.05)
+    turn.cancel()
+    result = turn.result(timeout=10)
+    assert result.stop_reason == "interrupted"
+    assert result.calls[0].outcome == "interrupted"
+    assert ("interrupt", None) in person.hooks
+
+
+def test_hosted_tools_show_that_nothing_here_gates_them() -> None:
+    search = ResponseFunctionWebSearch(
+        id="ws1",
+        type="web_search_call",
+        status="completed",
+        action=ActionSearch(type="search", query="mead"),
+    )
+    response = Response(
+        id="resp",
+        created_at=0,
+        model="m",
+        object="response",
+        output=[search],
+        parallel_tool_calls=False,
+        tool_choice="auto",
+        tools=[],
+    )
+    events = [
+        ResponseCreatedEvent(type="response.created", response=response, sequence_number=0),
+        ResponseOutputItemDoneEvent(
+            type="response.output_item.done", item=search, output_index=0, sequence_number=1
+        ),
+        ResponseCompletedEvent(type="response.completed", response=response, sequence_number=2),
+    ]
+    model = openai_agents.scripted_model([["Found it."]])
+    model._steps.insert(0, ModelStep.stream(events, output=[search]))
+    rec, _ = recorded()
+    result = openai_agents.run(
+        Agent("helper", model=model, tools=[WebSearchTool()]), "go", interaction=rec
+    )
+    assert steps(rec) == {"ws1": ["pending", "register", "in_progress", "completed"]}
+    running = next(
+        e.args[0]
+        for e in rec.events
+        if e.name == "tool_updated" and e.args[0]["status"] == "in_progress"
+    )
+    assert (running["decided_by"], running["current_step"], running["cancellable"]) == (
+        "agent",
+        PROVIDER_SIDE,
+        False,
+    )
+    assert (result.calls[0].kind, HOSTED["web_search_call"]) == ("fetch", "fetch")
+
+
+def test_handoffs_show_which_agent_acts_and_its_tools_are_asked() -> None:
+    billing = Agent(
+        "billing",
+        model=openai_agents.scripted_model(
+            [[ToolCall("write_note", {"text": "bill"}, "w1")], ["Billed."]]
+        ),
+        tools=[write_note],
+    )
+    triage = Agent(
+        "triage",
+        model=openai_agents.scripted_model([[ToolCall("transfer_to_billing", {}, "h1")]]),
+        handoffs=[handoff(billing)],
+    )
+    rec, _ = recorded(Person(deny={"write_note": "no"}))
+    result = openai_agents.run(triage, "go", interaction=rec)
+    calls = {c.tool_call_id: c for c in result.calls}
+    assert calls["h1"].title == "handoff: triage → billing"
+    assert (calls["h1"].status, calls["h1"].decided_by) == ("completed", "agent")
+    assert (calls["w1"].server, calls["w1"].outcome) == ("billing", "denied")
+    assert result.output.last_agent.name == "billing"
+    assert result.text == "Billed."
+    assert billing.tools == [write_note]
+
+
+@pytest.mark.parametrize("how", ["arun", "start"])
+def test_arun_and_start(how: str) -> None:
+    rec, _ = recorded()
+    script = [[ToolCall("write_note", {"text": "hi"}, "w1")], ["Done."]]
+    if how == "arun":
+        result = asyncio.run(openai_agents.arun(agent(script), "go", interaction=rec))
+    else:
+        result = openai_agents.start(agent(script), "go", interaction=rec).result(timeout=30)
+    assert told(result) == {"w1": "wrote hi"}
