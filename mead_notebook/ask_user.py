@@ -11,13 +11,15 @@ true, ``{"answer": text}`` for the person's own words ("Other").
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from .driver import TurnDriver
 from .interaction import Answered, Choice, Option, Picked, Unanswered
 from .model import ToolSpec
+from .turn import CallRecord
 
-__all__ = ["ASK_USER", "ASK_USER_SPEC", "ask", "parse_choice"]
+__all__ = ["ASK_USER", "ASK_USER_SPEC", "Settled", "ask", "parse_choice", "settle"]
 
 ASK_USER = "ask_user"
 SERVER = "local"
@@ -51,6 +53,22 @@ ASK_USER_SPEC = ToolSpec(
 )
 
 
+@dataclass(frozen=True)
+class Settled:
+    """How one question was settled.
+
+    ``text`` is what the model receives (the answer as JSON, or why there is
+    none); ``option_ids`` the options picked, in order; ``own_words`` the
+    person's own answer ("Other"). ``answered`` is false when there is no valid
+    answer (the call has then ended ``failed``).
+    """
+
+    text: str
+    answered: bool
+    option_ids: tuple[str, ...] = ()
+    own_words: str | None = None
+
+
 def ask(driver: TurnDriver, tool_call_id: str, arguments: object) -> tuple[str, bool]:
     """Run one ``ask_user`` call through ``driver``; return (what the model receives, is_error)."""
     given = arguments if isinstance(arguments, dict) else {}
@@ -61,15 +79,30 @@ def ask(driver: TurnDriver, tool_call_id: str, arguments: object) -> tuple[str, 
         message = f"Invalid ask_user arguments: {exc}"
         driver.fail(record, "invalid_arguments", message)
         return message, True
+    settled = settle(driver, record, choice)
+    return settled.text, not settled.answered
+
+
+def settle(driver: TurnDriver, record: CallRecord, choice: Choice) -> Settled:
+    """Put ``choice`` to ``ask_choice`` and end ``record`` with the answer.
+
+    The one path every question takes (``ask_user``, and a framework's own
+    questions through its adapter): picked options, several of a ``multiple``
+    choice, or the person's own words complete the call; anything else fails it
+    (``no_answer``, or the reason given).
+    """
     answer = driver.choice(choice)
     result = _result(choice, answer)
     if result is not None:
         driver.complete(record, result)
-        return result, False
+        if isinstance(answer, Answered):
+            return Settled(result, True, own_words=answer.text)
+        ids = answer.option_ids if isinstance(answer, Picked) else ()
+        return Settled(result, True, option_ids=ids)
     reason = answer.reason if isinstance(answer, Unanswered) else "no_answer"
     message = f"The user gave no answer ({reason})."
     driver.fail(record, reason, message)
-    return message, True
+    return Settled(message, False)
 
 
 def _result(choice: Choice, answer: object) -> str | None:

@@ -44,7 +44,7 @@ for version in "${versions[@]}"; do
   env="$envs/ipykernel-$version"
   extras=()
   if [[ "$version" == 6.29.5 || "$version" == 7.4.0 ]]; then
-    extras=(langchain pydantic-ai)
+    extras=(langchain pydantic-ai acp)
   fi
   mapfile -t packages < <(requirements ${extras[@]+"${extras[@]}"})
   packages=("ipykernel==$version" "${packages[@]}")

@@ -6,8 +6,8 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from mead_notebook import Allow, Call, Choice, Deny, Picked, Request, Unanswered
-from mead_notebook.policies import Policy, Recording
+from mead_notebook import Allow, Answered, Call, Choice, Deny, Picked, Request, Unanswered
+from mead_notebook.policies import PolicyInteraction, Recording
 
 STEPS = {
     "request_permission": "ask",
@@ -21,12 +21,13 @@ REFUSED = ["pending", "failed"]
 ANSWERED = ["pending", "choice", "completed"]
 
 
-class Person(Policy):
+class Person(PolicyInteraction):
     """Decides by tool name (``deny`` maps a tool to its Deny message) and picks options.
 
     ``edit`` maps a tool to the arguments to allow it with instead of the model's.
-    ``pick`` maps a question's prompt to the option id to answer (unlisted: no
-    answer). It also records the turn's hooks (and each turn's result in
+    ``pick`` maps a question's prompt to the option id to answer, or to the
+    answer itself (``Picked`` with more options, ``Answered``); unlisted: no
+    answer. It also records the turn's hooks (and each turn's result in
     ``results``), and can cancel each running call ``cancel_after`` seconds after
     it starts.
     """
@@ -34,7 +35,7 @@ class Person(Policy):
     def __init__(
         self,
         deny: Mapping[str, str] | None = None,
-        pick: Mapping[str, str] | None = None,
+        pick: Mapping[str, str | Picked | Answered] | None = None,
         cancel_after: float | None = None,
         edit: Mapping[str, dict[str, Any]] | None = None,
     ) -> None:
@@ -52,9 +53,11 @@ class Person(Policy):
             return Allow(arguments=dict(self.edit[request["tool"]]))
         return Allow()
 
-    def ask_choice(self, context: Any, choice: Choice) -> Picked | Unanswered:
+    def ask_choice(self, context: Any, choice: Choice) -> Picked | Answered | Unanswered:
         picked = self.pick.get(choice["prompt"])
-        return Picked(picked) if picked is not None else Unanswered("no_answer")
+        if picked is None:
+            return Unanswered("no_answer")
+        return Picked(picked) if isinstance(picked, str) else picked
 
     def register_call(self, context: Any, tool_call_id: str, call: Call) -> None:
         if self.cancel_after is not None:

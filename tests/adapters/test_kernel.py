@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel.frontend import Frontend, kernel_python
+from kernel.frontend import Frontend, ready_kernel, reset
 
 pytestmark = pytest.mark.kernel
 
@@ -91,30 +91,14 @@ def frontend(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Frontend]:
     version, subshell = request.param
-    if not kernel_python(version).exists():
-        pytest.fail(
-            f"the kernel environment for ipykernel {version} is missing: "
-            "run scripts/kernel-envs.sh",
-            pytrace=False,
-        )
     workdir: Path = tmp_path_factory.mktemp(f"adapters-{version}")
-    fe = Frontend(version, workdir, subshell=subshell)
-    try:
-        reply, out = fe.run(SETUP, timeout=120)
-        assert reply["status"] == "ok", reply
-        assert out.startswith("READY"), out
+    with ready_kernel(version, subshell, workdir, SETUP, timeout=120) as fe:
         yield fe
-    finally:
-        fe.close()
 
 
 @pytest.fixture
 def fe(frontend: Frontend) -> Frontend:
-    frontend.widgets.clear()
-    frontend.answered.clear()
-    frontend.responder = None
-    frontend.render = True
-    return frontend
+    return reset(frontend)
 
 
 def result_of(out: str) -> dict[str, Any]:

@@ -7,21 +7,16 @@ model was told.
 
 from __future__ import annotations
 
-import _thread
 import asyncio
 import functools
 import json
 import operator
-import threading
-import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from langchain.agents import create_agent
 from langchain.agents.middleware import HumanInTheLoopMiddleware
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langchain_core.outputs import ChatGenerationChunk, ChatResult
+from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import ToolException, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
@@ -29,19 +24,16 @@ from langgraph.types import Command, interrupt
 
 from mead_notebook import ModelError, ToolCall, TurnError
 from mead_notebook.adapters import langchain as mead_langchain
-from mead_notebook.adapters._langchain_scripted import ScriptedChatModel
 from mead_notebook.notebook.rules import check_arguments
 from mead_notebook.testing import Recording
 
+from .harness_langchain import Seen
 from .helpers import (
     ALLOWED,
     ANSWERED,
     DENIED,
-    REFUSED,
     Person,
-    Waiting,
     asked,
-    finals,
     one_at_a_time,
     recorded,
     running,
@@ -94,102 +86,17 @@ def refuse() -> str:
 refuse.handle_tool_error = True
 
 
-class Seen(ScriptedChatModel):
-    """Plays back its replies and keeps every message list it was given."""
-
-    requests: list[list[BaseMessage]]
-
-    def _stream(
-        self, messages: list[BaseMessage], *args: Any, **kwargs: Any
-    ) -> Iterator[ChatGenerationChunk]:
-        self.requests.append(list(messages))
-        yield from super()._stream(messages, *args, **kwargs)
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
-        self.requests.append(list(messages))
-        return super()._generate(messages, *args, **kwargs)
-
-    def tool_messages(self) -> dict[str, ToolMessage]:
-        last = self.requests[-1]
-        return {m.tool_call_id: m for m in last if isinstance(m, ToolMessage)}
-
-
 def seen(*replies: list[Any]) -> Seen:
     return Seen(replies=[list(r) for r in replies], requests=[])
 
 
+def tool_messages(model: Seen) -> dict[str, ToolMessage]:
+    """What ``model`` was last told of each call, by id."""
+    return {m.tool_call_id: m for m in model.requests[-1] if isinstance(m, ToolMessage)}
+
+
 def agent_for(model: Any, *tools: Any, **kwargs: Any) -> Any:
     return create_agent(model, tools=list(tools) or [read_file, write_file], **kwargs)
-
-
-def test_every_call_follows_the_contract_one_callback_at_a_time() -> None:
-    rec, person = recorded(Person(deny={"write_file": "not today"}))
-    model = mead_langchain.scripted_model(
-        [
-            [
-                "Reading ",
-                "first. ",
-                ToolCall("read_file", {"path": "a.txt"}, "r1"),
-                ToolCall("write_file", {"path": "b.txt", "text": "hi"}, "w1"),
-            ],
-            ["All ", "done."],
-        ]
-    )
-    result = mead_langchain.run(agent_for(model), "tidy up", interaction=rec)
-
-    assert steps(rec) == {"r1": ALLOWED, "w1": DENIED}
-    one_at_a_time(rec)
-    assert ran == ["read a.txt"]
-    asked = [e.args[0] for e in rec.events if e.name == "request_permission"]
-    assert [(r["tool"], r["server"], r["arguments"]) for r in asked] == [
-        ("read_file", "langchain", {"path": "a.txt"}),
-        ("write_file", "langchain", {"path": "b.txt", "text": "hi"}),
-    ]
-    assert [(c.tool, c.status, c.outcome) for c in result.calls] == [
-        ("read_file", "completed", None),
-        ("write_file", "failed", "denied"),
-    ]
-    assert result.output["messages"][-1].content == "All done."
-    assert (result.stop_reason, result.rounds) == ("end_turn", 2)
-    assert person.hooks[0] == ("turn_started", "tidy up")
-
-
-def test_a_denied_call_never_runs_and_the_model_gets_an_error_tool_message() -> None:
-    model = seen([ToolCall("write_file", {"path": "b.txt", "text": "hi"}, "w1")], ["ok"])
-    rec, _ = recorded(Person(deny={"write_file": "keep b.txt as it is"}))
-    result = mead_langchain.run(agent_for(model), "write", interaction=rec)
-
-    assert ran == []
-    message = model.tool_messages()["w1"]
-    assert message.status == "error"
-    assert "keep b.txt as it is" in str(message.content)
-    assert result.calls[0].error == message.content
-    assert finals(rec)["w1"]["outcome"] == "denied"
-
-
-def test_text_reaches_text_delta_as_it_streams() -> None:
-    rec, _ = recorded()
-    model = mead_langchain.scripted_model([["One, ", "two, ", "three."]])
-    result = mead_langchain.run(agent_for(model), "count", interaction=rec)
-    assert texts(rec) == ["One, ", "two, ", "three."]
-    assert result.text == "One, two, three."
-
-
-def test_unknown_tools_and_bad_arguments_fail_without_asking_in_the_frameworks_words() -> None:
-    model = seen(
-        [ToolCall("delete_all", {}, "u1"), ToolCall("read_file", {"file": 3}, "b1")], ["ok"]
-    )
-    rec, _ = recorded()
-    result = mead_langchain.run(agent_for(model), "go", interaction=rec)
-
-    assert steps(rec) == {"u1": REFUSED, "b1": REFUSED}
-    outcomes = {c.tool_call_id: (c.outcome, c.error) for c in result.calls}
-    told = model.tool_messages()
-    assert outcomes["u1"] == ("unknown", told["u1"].content)
-    assert "delete_all is not a valid tool" in str(told["u1"].content)
-    assert outcomes["b1"] == ("invalid_arguments", told["b1"].content)
-    assert "path: Field required" in str(told["b1"].content)
-    assert ran == []
 
 
 def test_tool_errors_fail_the_call() -> None:
@@ -197,7 +104,7 @@ def test_tool_errors_fail_the_call() -> None:
     rec, _ = recorded()
     result = mead_langchain.run(agent_for(model, refuse), "go", interaction=rec)
     assert (result.calls[0].outcome, result.calls[0].error) == ("error", "no such file")
-    assert model.tool_messages()["f1"].status == "error"
+    assert tool_messages(model)["f1"].status == "error"
 
     model = mead_langchain.scripted_model([[ToolCall("explode", {}, "e1")], ["never"]])
     rec, person = recorded()
@@ -208,64 +115,6 @@ def test_tool_errors_fail_the_call() -> None:
     assert (call.status, call.outcome) == ("failed", "error")
     assert "OSError: disk on fire" in str(call.error)
     assert person.hooks[-1] == ("turn_ended", ("end_turn", raised.value))
-
-
-def test_cancel_in_the_widget_cancels_an_async_tools_task() -> None:
-    model = seen([ToolCall("slow", {}, "s1")], ["stopped"])
-    rec, _ = recorded(Person(cancel_after=0.2))
-    started = time.monotonic()
-    result = mead_langchain.run(agent_for(model, slow), "go", interaction=rec)
-
-    assert time.monotonic() - started < 10
-    assert ran == []
-    assert (result.calls[0].status, result.calls[0].outcome) == ("failed", "cancelled")
-    assert steps(rec)["s1"] == ["pending", "ask", "register", "in_progress", "failed"]
-    message = model.tool_messages()["s1"]
-    assert (message.status, message.content) == ("error", "The call to slow was cancelled.")
-
-
-def test_cancelling_the_turn_closes_the_open_question() -> None:
-    person = Waiting()
-    model = mead_langchain.scripted_model([[ToolCall("write_file", {"path": "b", "text": "x"})]])
-    turn = mead_langchain.start(agent_for(model), "go", interaction=person)
-    assert person.asked.wait(10)
-    turn.cancel()
-    result = turn.result(timeout=10)
-
-    assert result.stop_reason == "interrupted"
-    assert (result.calls[0].status, result.calls[0].outcome) == ("failed", "interrupted")
-    assert ran == []
-    assert [name for name, _ in person.hooks] == ["turn_started", "interrupt", "turn_ended"]
-
-
-def test_a_keyboard_interrupt_ends_the_run_and_propagates() -> None:
-    person = Waiting()
-    model = mead_langchain.scripted_model([[ToolCall("write_file", {"path": "b", "text": "x"})]])
-    timer = threading.Timer(0.5, _thread.interrupt_main)
-    timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        mead_langchain.run(agent_for(model), "go", interaction=person)
-    deadline = time.monotonic() + 10
-    while not any(name == "turn_ended" for name, _ in person.hooks):
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    assert ("turn_ended", ("interrupted", None)) in person.hooks
-    assert ran == []
-
-
-def test_ask_user_goes_to_ask_choice() -> None:
-    options = [{"id": "tea", "label": "Green tea"}, {"id": "coffee", "label": "Coffee"}]
-    model = seen(
-        [ToolCall("ask_user", {"prompt": "Which drink?", "options": options}, "q1")], ["ok"]
-    )
-    rec, _ = recorded(Person(pick={"Which drink?": "coffee"}))
-    agent = agent_for(model, mead_langchain.ask_user_tool())
-    result = mead_langchain.run(agent, "ask", interaction=rec)
-
-    assert steps(rec) == {"q1": ANSWERED}
-    answer = {"option_id": "coffee", "label": "Coffee"}
-    assert json.loads(str(result.calls[0].result)) == answer
-    assert json.loads(str(model.tool_messages()["q1"].content)) == answer
 
 
 @tool
@@ -282,7 +131,7 @@ def test_an_interrupt_offering_options_goes_to_ask_choice_and_the_run_resumes() 
     result = mead_langchain.run(agent_for(model, pick_color), "paint", interaction=rec)
 
     assert ran == ["picked blue"]
-    assert model.tool_messages()["c1"].content == "painting it blue"
+    assert tool_messages(model)["c1"].content == "painting it blue"
     assert result.stop_reason == "end_turn"
     question = next(c for c in result.calls if c.tool == "interrupt")
     assert json.loads(str(question.result)) == {"option_id": "blue", "label": "blue"}
@@ -324,7 +173,7 @@ def test_human_in_the_loop_reviews_go_through_the_interaction_once(mode: str) ->
     assert ran == ["read a"]
     assert [e.name for e in rec.events].count("request_permission") == 2
     assert {c.tool_call_id: c.outcome for c in result.calls} == {"r1": None, "w1": "denied"}
-    told = model.tool_messages()
+    told = tool_messages(model)
     assert told["w1"].status == "error"
     assert "read only today" in str(told["w1"].content)
     assert result.stop_reason == "end_turn"
@@ -348,7 +197,7 @@ def test_a_review_that_only_allows_respond_goes_to_ask_choice() -> None:
 
     assert ran == []
     assert steps(rec)["h1"] == ANSWERED
-    told = model.tool_messages()["h1"]
+    told = tool_messages(model)["h1"]
     assert told.status == "success"
     assert json.loads(str(told.content)) == {"option_id": "M", "label": "M"}
     assert result.stop_reason == "end_turn"
@@ -487,7 +336,7 @@ def resize(path: str, width: int) -> str:
 ASKED = {"path": "a.png", "width": 4000}
 EDITED = {"path": "a.png", "width": 800}
 BROKEN = {"path": "a.png", "width": "wide"}
-PATHS = ["run", "invoke", "ainvoke", "hitl-batched", "hitl-per_call"]
+PATHS = ["invoke", "ainvoke", "hitl-batched", "hitl-per_call"]
 
 
 def run_edited(how: str, edited: dict[str, Any], **review: Any) -> tuple[Seen, Recording, Any]:
@@ -528,7 +377,7 @@ def test_edited_arguments_run_exactly_and_the_record_keeps_both(how: str) -> Non
     assert (record.arguments, record.approved_arguments) == (ASKED, EDITED)
     assert (record.status, record.outcome) == ("completed", None)
     assert running(rec)["e1"]["approved_arguments"] == EDITED
-    told = model.tool_messages()["e1"]
+    told = tool_messages(model)["e1"]
     assert told.status == "success"
     assert "a.png is 800 wide" in str(told.content)
     assert ("a human reviewer replaced" in str(told.content)) is how.startswith("hitl-")
@@ -543,7 +392,7 @@ def test_edited_arguments_that_break_the_schema_never_run_the_tool(how: str) -> 
     assert (record.arguments, record.approved_arguments) == (ASKED, BROKEN)
     assert (record.status, record.outcome) == ("failed", "invalid_arguments")
     assert steps(rec)["e1"] == ["pending", "ask", "failed"]
-    told = model.tool_messages()["e1"]
+    told = tool_messages(model)["e1"]
     assert told.status == "error"
     assert "width: Input should be a valid integer" in str(told.content)
     assert record.error == told.content
@@ -557,7 +406,7 @@ def test_a_review_that_does_not_allow_edits_refuses_an_edited_call(how: str) -> 
     assert len(asked(rec)) == 1
     [record] = result.calls
     assert (record.status, record.outcome) == ("failed", "denied")
-    told = model.tool_messages()["e1"]
+    told = tool_messages(model)["e1"]
     assert told.status == "error"
     assert "does not allow edited arguments" in str(told.content)
     assert result.stop_reason == "end_turn"

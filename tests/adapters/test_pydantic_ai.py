@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import _thread
 import asyncio
 import json
-import threading
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -24,18 +21,13 @@ from mead_notebook.testing import Recording
 
 from .helpers import (
     ALLOWED,
-    ANSWERED,
     DENIED,
-    REFUSED,
     Person,
-    Waiting,
     asked,
-    finals,
     one_at_a_time,
     recorded,
     running,
     steps,
-    texts,
 )
 
 ran: list[str] = []
@@ -88,75 +80,6 @@ class Seen:
         yield self.text
 
 
-def test_every_call_follows_the_contract_one_callback_at_a_time() -> None:
-    rec, _ = recorded(Person(deny={"write_file": "not today"}))
-    agent = agent_for(
-        [
-            "Reading ",
-            "first. ",
-            ToolCall("read_file", {"path": "a.txt"}, "r1"),
-            ToolCall("write_file", {"path": "b.txt", "text": "hi"}, "w1"),
-        ],
-        ["All ", "done."],
-    )
-    result = mead_pydantic_ai.run(agent, "tidy up", interaction=rec)
-
-    assert steps(rec) == {"r1": ALLOWED, "w1": DENIED}
-    one_at_a_time(rec)
-    assert ran == ["read a.txt"]
-    asked = [e.args[0] for e in rec.events if e.name == "request_permission"]
-    assert [(r["tool"], r["server"], r["arguments"]) for r in asked] == [
-        ("read_file", "pydantic-ai", {"path": "a.txt"}),
-        ("write_file", "pydantic-ai", {"path": "b.txt", "text": "hi"}),
-    ]
-    assert [(c.tool, c.status, c.outcome) for c in result.calls] == [
-        ("read_file", "completed", None),
-        ("write_file", "failed", "denied"),
-    ]
-    assert result.calls[0].result == "contents of a.txt"
-    assert result.output.output == "All done."
-    assert result.stop_reason == "end_turn"
-    assert result.rounds == 2
-
-
-def test_a_denied_call_never_runs_and_the_model_gets_the_message() -> None:
-    seen = Seen(ToolCall("write_file", {"path": "b.txt", "text": "hi"}, "w1"))
-    agent = agent_for(model=FunctionModel(stream_function=seen))
-    rec, _ = recorded(Person(deny={"write_file": "keep b.txt as it is"}))
-    result = mead_pydantic_ai.run(agent, "write", interaction=rec)
-
-    assert ran == []
-    [part] = seen.returns
-    assert part.outcome == "denied"
-    assert "keep b.txt as it is" in str(part.content)
-    assert result.calls[0].error == part.content
-    assert finals(rec)["w1"]["outcome"] == "denied"
-
-
-def test_text_reaches_text_delta_as_it_streams() -> None:
-    rec, _ = recorded()
-    agent = agent_for(["One, ", "two, ", "three."])
-    result = mead_pydantic_ai.run(agent, "count", interaction=rec)
-    assert texts(rec) == ["One, ", "two, ", "three."]
-    assert result.text == "One, two, three."
-
-
-def test_unknown_tools_and_bad_arguments_fail_without_asking() -> None:
-    rec, _ = recorded()
-    agent = agent_for(
-        [ToolCall("delete_all", {}, "u1"), ToolCall("read_file", {"file": 3}, "b1")], ["ok"]
-    )
-    result = mead_pydantic_ai.run(agent, "go", interaction=rec)
-
-    assert steps(rec) == {"u1": REFUSED, "b1": REFUSED}
-    outcomes = {c.tool_call_id: (c.outcome, c.error) for c in result.calls}
-    assert outcomes["u1"][0] == "unknown"
-    assert "delete_all" in str(outcomes["u1"][1])
-    assert outcomes["b1"][0] == "invalid_arguments"
-    assert "path" in str(outcomes["b1"][1])
-    assert finals(rec)["b1"]["outcome"] == "invalid_arguments"
-
-
 def test_a_tool_error_fails_the_call_and_the_run() -> None:
     rec, person = recorded()
     agent = agent_for([ToolCall("explode", {}, "e1")], ["never"])
@@ -190,74 +113,6 @@ def test_a_retry_the_tool_asks_for_fails_the_call_and_the_run_goes_on() -> None:
     assert (result.calls[0].outcome, result.stop_reason) == ("error", "end_turn")
     assert "use another path" in str(result.calls[0].error)
     assert seen.returns[0].outcome == "retried"
-
-
-def test_cancel_in_the_widget_cancels_the_tools_task() -> None:
-    seen = Seen(ToolCall("slow", {}, "s1"))
-    agent: Agent[Any, str] = Agent(FunctionModel(stream_function=seen))
-
-    @agent.tool_plain
-    async def slow() -> str:
-        """Takes a minute."""
-        await asyncio.sleep(60)
-        ran.append("slow finished")
-        return "finished"
-
-    rec, _ = recorded(Person(cancel_after=0.2))
-    started = time.monotonic()
-    result = mead_pydantic_ai.run(agent, "go", interaction=rec)
-
-    assert time.monotonic() - started < 10
-    assert ran == []
-    assert (result.calls[0].status, result.calls[0].outcome) == ("failed", "cancelled")
-    assert steps(rec)["s1"] == ["pending", "ask", "register", "in_progress", "failed"]
-    [part] = seen.returns
-    assert part.outcome == "failed"
-    assert "cancelled" in str(part.content)
-
-
-def test_cancelling_the_turn_closes_the_open_question() -> None:
-    person = Waiting()
-    agent = agent_for([ToolCall("write_file", {"path": "b", "text": "x"}, "w1")], ["never"])
-    turn = mead_pydantic_ai.start(agent, "go", interaction=person)
-    assert person.asked.wait(10)
-    turn.cancel()
-    result = turn.result(timeout=10)
-
-    assert result.stop_reason == "interrupted"
-    assert (result.calls[0].status, result.calls[0].outcome) == ("failed", "interrupted")
-    assert ran == []
-    assert [name for name, _ in person.hooks] == ["turn_started", "interrupt", "turn_ended"]
-
-
-def test_a_keyboard_interrupt_ends_the_run_and_propagates() -> None:
-    person = Waiting()
-    agent = agent_for([ToolCall("write_file", {"path": "b", "text": "x"}, "w1")], ["never"])
-    timer = threading.Timer(0.5, _thread.interrupt_main)
-    timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        mead_pydantic_ai.run(agent, "go", interaction=person)
-    deadline = time.monotonic() + 10
-    while not any(name == "turn_ended" for name, _ in person.hooks):
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    assert ("turn_ended", ("interrupted", None)) in person.hooks
-    assert ran == []
-
-
-def test_ask_user_goes_to_ask_choice() -> None:
-    options = [{"id": "tea", "label": "Green tea"}, {"id": "coffee", "label": "Coffee"}]
-    seen = Seen(ToolCall("ask_user", {"prompt": "Which drink?", "options": options}, "q1"))
-    agent: Agent[Any, str] = Agent(
-        FunctionModel(stream_function=seen), tools=[mead_pydantic_ai.ask_user_tool()]
-    )
-    rec, _ = recorded(Person(pick={"Which drink?": "coffee"}))
-    result = mead_pydantic_ai.run(agent, "ask", interaction=rec)
-
-    assert steps(rec) == {"q1": ANSWERED}
-    answer = {"option_id": "coffee", "label": "Coffee"}
-    assert json.loads(str(result.calls[0].result)) == answer
-    assert json.loads(str(seen.returns[0].content)) == answer
 
 
 def test_an_unanswered_question_fails_and_the_model_is_told() -> None:
@@ -412,7 +267,7 @@ def test_ask_user_outside_mead_defers_as_a_pydantic_ai_question() -> None:
 ASKED = {"path": "a.png", "width": 4000}
 EDITED = {"path": "a.png", "width": 800}
 BROKEN = {"path": "a.png", "width": "wide"}
-PATHS = ["run", "capability", "run-approval", "capability-approval"]
+PATHS = ["capability", "run-approval", "capability-approval"]
 
 
 def run_edited(how: str, edited: dict[str, Any]) -> tuple[Seen, Recording, Any]:

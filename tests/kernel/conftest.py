@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from .frontend import Frontend, kernel_python
+from .frontend import Frontend, ready_kernel, reset
 
 KERNEL_VERSIONS = ("6.29.5", "6.31.0", "7.0.1", "7.3.0", "7.4.0")
 """Keep in step with scripts/kernel-envs.sh."""
@@ -60,28 +60,12 @@ def frontend(
 ) -> Iterator[Frontend]:
     """A kernel of one matrix version with the project's helpers loaded."""
     version, subshell = request.param
-    if not kernel_python(version).exists():
-        pytest.fail(
-            f"the kernel environment for ipykernel {version} is missing: "
-            "run scripts/kernel-envs.sh",
-            pytrace=False,
-        )
     workdir: Path = tmp_path_factory.mktemp(f"kernel-{version}")
-    fe = Frontend(version, workdir, subshell=subshell)
-    try:
-        reply, out = fe.run(SETUP, timeout=60)
-        assert reply["status"] == "ok", reply
-        assert out.startswith("READY"), out
+    with ready_kernel(version, subshell, workdir, SETUP) as fe:
         yield fe
-    finally:
-        fe.close()
 
 
 @pytest.fixture
 def fe(frontend: Frontend) -> Frontend:
     """The module's kernel, with the frontend reset for one scenario."""
-    frontend.widgets.clear()
-    frontend.answered.clear()
-    frontend.responder = None
-    frontend.render = True
-    return frontend
+    return reset(frontend)

@@ -8,15 +8,17 @@ runs in the test's thread (the client's sockets are not thread-safe).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import queue
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import KernelManager
 
@@ -33,6 +35,39 @@ Responder = Callable[[dict[str, Any]], "dict[str, Any] | None"]
 def kernel_python(version: str) -> Path:
     """The python of the matrix environment for ``ipykernel==version``."""
     return ENVS / f"ipykernel-{version}" / "bin" / "python"
+
+
+@contextlib.contextmanager
+def ready_kernel(
+    version: str, subshell: bool, workdir: Path, setup: str, timeout: float = 60.0
+) -> Iterator[Frontend]:
+    """A kernel of the matrix that has run ``setup`` (which prints ``READY ...``); closed after.
+
+    Fails the test, saying how to make it, when the version's environment is missing.
+    """
+    if not kernel_python(version).exists():
+        pytest.fail(
+            f"the kernel environment for ipykernel {version} is missing: "
+            "run scripts/kernel-envs.sh",
+            pytrace=False,
+        )
+    fe = Frontend(version, workdir, subshell=subshell)
+    try:
+        reply, out = fe.run(setup, timeout=timeout)
+        assert reply["status"] == "ok", reply
+        assert out.startswith("READY"), out
+        yield fe
+    finally:
+        fe.close()
+
+
+def reset(frontend: Frontend) -> Frontend:
+    """``frontend`` with what the previous scenario saw and did forgotten."""
+    frontend.widgets.clear()
+    frontend.answered.clear()
+    frontend.responder = None
+    frontend.render = True
+    return frontend
 
 
 @dataclass

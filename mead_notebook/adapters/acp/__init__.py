@@ -1,0 +1,108 @@
+"""Any ACP agent under the widget: Claude Code, Codex, Gemini CLI (``mead-notebook[acp]``).
+
+::
+
+    from mead_notebook import NotebookInteraction
+    from mead_notebook.adapters import acp
+
+    agent = acp.agent("claude")     # or "codex", "gemini", or command=[...], env={...}
+    result = acp.run(agent, "Make the failing test pass",
+                     interaction=NotebookInteraction(), cwd="repo/")
+    result.text, result.calls, result.stop_reason
+
+``run`` blocks a cell, ``await arun(...)`` an async one, ``start`` returns a
+``Turn`` at once; each starts the agent, runs one turn and ends the agent.
+``session(agent, cwd=)`` keeps one agent and one ACP session across cells
+(``session.run(prompt, interaction=)`` is one turn; ``session.close()``, or the
+interpreter's exit, ends it).
+
+Every tool call the agent reports is a card that shows its kind, its diff or
+command and its files before anyone decides. ACP cannot carry edited arguments
+or a denial message, so requests say ``editable: False``. Allow answers the
+agent's allow-once option, Deny its reject-once; a question that expired or was
+interrupted answers ``cancelled``. A call the agent ran under its own rules says
+``decided_by: "agent"``. ACP has no per-call cancel: a card's Cancel cancels the
+agent's whole turn (``session/cancel``). A kernel interrupt cancels the turn and
+kills the agent's whole process group.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from mead_notebook.adapters.base import missing_extra
+
+try:
+    import acp as _sdk  # noqa: F401
+except ImportError as exc:  # pragma: no cover - exercised without the extra
+    raise ImportError(missing_extra("acp", "acp")) from exc
+
+from mead_notebook.turn import Turn
+
+from ._conversation import AcpResult, AgentError, Conversation
+from ._presets import PRESETS, AgentNotFoundError, AgentSpec, agent, scripted_agent
+
+__all__ = [
+    "PRESETS",
+    "AcpResult",
+    "AgentError",
+    "AgentNotFoundError",
+    "AgentSpec",
+    "Conversation",
+    "agent",
+    "arun",
+    "run",
+    "scripted_agent",
+    "session",
+    "start",
+]
+
+
+def run(
+    agent: AgentSpec,
+    prompt: str,
+    *,
+    interaction: object = None,
+    cwd: str | os.PathLike[str] | None = None,
+) -> AcpResult:
+    """Start ``agent`` in ``cwd`` (default: the current directory), run one turn, end it.
+
+    A kernel interrupt stops the agent and propagates; an agent that fails raises
+    ``TurnError`` (its ``result`` holds what the turn produced).
+    """
+    return start(agent, prompt, interaction=interaction, cwd=cwd).result()
+
+
+async def arun(
+    agent: AgentSpec,
+    prompt: str,
+    *,
+    interaction: object = None,
+    cwd: str | os.PathLike[str] | None = None,
+) -> AcpResult:
+    """As :func:`run`, awaited (for async cells)."""
+    return await start(agent, prompt, interaction=interaction, cwd=cwd)
+
+
+def start(
+    agent: AgentSpec,
+    prompt: str,
+    *,
+    interaction: object = None,
+    cwd: str | os.PathLike[str] | None = None,
+) -> Turn[AcpResult]:
+    """As :func:`run`, in a thread of its own: returns the turn's handle at once."""
+    _check(agent)
+    return Conversation(agent, cwd).start(prompt, interaction=interaction, close_after=True)
+
+
+def session(agent: AgentSpec, *, cwd: str | os.PathLike[str] | None = None) -> Conversation:
+    """One agent and one ACP session for several turns (``.run``, ``.arun``, ``.start``)."""
+    _check(agent)
+    return Conversation(agent, cwd)
+
+
+def _check(agent: Any) -> None:
+    if not isinstance(agent, AgentSpec):
+        raise TypeError(f"expected an agent from acp.agent(...), not {type(agent).__name__}")

@@ -1,0 +1,321 @@
+"""The ACP client side: every message of the agent, reported through one turn's driver.
+
+Each incoming message runs in a task of its own on the agent's loop; every call
+into the driver goes through the turn's :class:`~mead_notebook.adapters.base.Session`
+(its callback thread, in order, one at a time), so a question a person is
+answering never blocks the agent's connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from acp.schema import (
+    AcceptElicitationResponse,
+    AgentMessageChunk,
+    AgentPlanUpdate,
+    AgentThoughtChunk,
+    AllowedOutcome,
+    CancelElicitationResponse,
+    DeclineElicitationResponse,
+    DeniedOutcome,
+    ElicitationFormRequestMode,
+    ElicitationFormSessionMode,
+    PermissionOption,
+    RequestPermissionResponse,
+    TextContentBlock,
+    ToolCallProgress,
+    ToolCallStart,
+    ToolCallUpdate,
+)
+
+from mead_notebook import Allow, Call
+from mead_notebook.adapters.base import Session
+from mead_notebook.interaction import FINAL_STATUSES, Location, ToolKind
+from mead_notebook.turn import CallRecord
+
+from . import _mapping as m
+
+log = logging.getLogger(__name__)
+log.addHandler(logging.NullHandler())
+
+__all__ = ["LATE_INPUT", "TURN_STOPS", "Client", "TurnMapper"]
+
+LATE_INPUT = 1.0
+"""How long a permission question waits for a call's input when the agent sends it late (s)."""
+TURN_STOPS = "running · ACP has no per-call cancel: Cancel stops the agent's whole turn"
+"""The step of a running call: what its card's Cancel does."""
+
+
+class TurnMapper:
+    """One turn's view of the agent's messages: one record per ACP tool call."""
+
+    def __init__(
+        self,
+        session: Session,
+        server: str,
+        *,
+        forward_always: bool,
+        cancel_turn: Callable[[], None],
+    ) -> None:
+        self.session = session
+        self.server = server
+        self.forward_always = forward_always
+        self.cancel_turn = cancel_turn
+        self.records: dict[str, CallRecord] = {}
+        self.asked: set[str] = set()
+        self.running: set[str] = set()
+        self._input: dict[str, asyncio.Event] = {}
+        self._questions = itertools.count(1)
+        session.driver.editable = False
+
+    # -- the driver, on the callback thread ---------------------------------------------
+
+    def _post(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> asyncio.Future[Any]:
+        return asyncio.wrap_future(self.session.post(fn, *args, **kwargs))
+
+    async def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        return await self.session.call(fn, *args, **kwargs)
+
+    # -- updates ------------------------------------------------------------------------
+
+    async def update(self, update: Any) -> None:
+        """One ``session/update`` of this turn."""
+        if isinstance(update, AgentMessageChunk):
+            if isinstance(update.content, TextContentBlock):
+                await self._call(self.session.driver.text, update.content.text)
+        elif isinstance(update, AgentThoughtChunk):
+            if isinstance(update.content, TextContentBlock):
+                await self._call(self.session.driver.thought, update.content.text)
+        elif isinstance(update, AgentPlanUpdate):
+            await self._call(self.session.driver.plan, m.plan_of(update.entries))
+        elif isinstance(update, (ToolCallStart, ToolCallProgress)):
+            await self._call(self._tool_call, update)
+
+    def _tool_call(self, update: ToolCallStart | ToolCallProgress) -> None:
+        record = self._see(update)
+        status = update.status
+        if record.status in FINAL_STATUSES or status is None or status == "pending":
+            return
+        if record.tool_call_id not in self.running:
+            # Running without a question from here: the agent's own rules allowed it.
+            self._run(record, decided_by="agent")
+        reported = m.content_of(update.content)
+        text = m.result_text(update.raw_output, reported)
+        content = m.finished_content(record.content, reported, text, update.raw_output)
+        if status == "completed":
+            self.session.driver.complete(record, text, content=content)
+        elif status == "failed":
+            error = text or f"{record.tool} failed"
+            self.session.driver.fail(record, "error", error, content=content)
+
+    def _see(self, update: ToolCallStart | ToolCallProgress | ToolCallUpdate) -> CallRecord:
+        """The call's record: begun at first sight (``pending``), described when it says more."""
+        known = self.records.get(update.tool_call_id)
+        kind: ToolKind | None = m.kind_of(update.kind)
+        arguments = m.arguments_of(update.raw_input)
+        content = m.content_of(update.content)
+        locations: list[Location] | None = m.locations_of(update.locations)
+        if content is None and (known is None or not known.content):
+            terminal = m.terminal_of(kind or (known.kind if known else None), arguments)
+            content = None if terminal is None else [terminal]
+        elif content is not None and not any(b["type"] == "terminal" for b in content):
+            terminal = m.terminal_of(kind or (known.kind if known else None), arguments)
+            content = content if terminal is None else [terminal, *content]
+        if known is None:
+            record = self.session.driver.begin(
+                update.tool_call_id,
+                m.tool_name(update.field_meta, update.title, update.kind),
+                self.server,
+                None,
+                arguments or {},
+                kind=kind or "other",
+                title=update.title,
+                content=content,
+                locations=locations,
+            )
+            self.records[update.tool_call_id] = record
+            return record
+        changed: dict[str, Any] = {
+            "title": update.title if update.title and update.title != known.title else None,
+            "arguments": arguments if arguments and arguments != known.arguments else None,
+            "kind": kind if kind is not None and kind != known.kind else None,
+            "content": content if content is not None and content != known.content else None,
+            "locations": locations
+            if locations is not None and locations != known.locations
+            else None,
+        }
+        if known.status == "pending" and any(v is not None for v in changed.values()):
+            self.session.driver.describe(known, **changed)
+        return known
+
+    def _run(self, record: CallRecord, decided_by: Any = None) -> None:
+        """``in_progress`` once per call, made up where the agent sends none (callback thread)."""
+        if record.tool_call_id in self.running or record.status in FINAL_STATUSES:
+            return
+        self.running.add(record.tool_call_id)
+        call = Call(record.tool_call_id, record.tool)
+        call.on_cancel(lambda: self._cancel_call(record))
+        self.session.driver.running(record, call, step=TURN_STOPS, decided_by=decided_by)
+
+    def _cancel_call(self, record: CallRecord) -> None:
+        """A card's Cancel: the call ends ``cancelled`` and the whole turn is cancelled."""
+        self.session.post(self._cancelled, record)
+        self.cancel_turn()
+
+    def _cancelled(self, record: CallRecord) -> None:
+        if record.status not in FINAL_STATUSES:
+            self.session.driver.fail(
+                record,
+                "cancelled",
+                f"{record.tool} was cancelled; the agent's whole turn was cancelled with it",
+                step="cancelled: the agent's whole turn stops",
+            )
+
+    # -- permission ---------------------------------------------------------------------
+
+    async def permission(
+        self, tool_call: ToolCallUpdate, options: list[PermissionOption]
+    ) -> RequestPermissionResponse:
+        """``session/request_permission``: Allow or Deny, as one of the agent's options."""
+        record: CallRecord = await self._call(self._see, tool_call)
+        if not record.arguments:
+            await self._late_input(record.tool_call_id)
+        if record.status in FINAL_STATUSES or self.session.cancelled.is_set():
+            return _cancelled()
+        if record.tool_call_id in self.asked:
+            log.warning("%s asked again about %s; asking again", self.server, record.tool_call_id)
+        self.asked.add(record.tool_call_id)
+        decision = await self._call(self.session.driver.permission, record)
+        if isinstance(decision, Allow):
+            if decision.arguments is not None and decision.arguments != record.arguments:
+                await self._call(
+                    self.session.driver.fail,
+                    record,
+                    "invalid_arguments",
+                    "an ACP agent cannot take edited arguments; the call was refused",
+                )
+                return _select(m.option_for(options, "reject"))
+            chosen = m.option_for(options, "allow", self.forward_always)
+            if chosen is None:
+                await self._call(
+                    self.session.driver.fail, record, "error", "the agent offered no allow option"
+                )
+                return _cancelled()
+            self._post(self._run, record)
+            return _select(chosen)
+        if decision.reason == "rejected":
+            return _select(m.option_for(options, "reject"))
+        return _cancelled()
+
+    async def _late_input(self, tool_call_id: str) -> None:
+        event = self._input.setdefault(tool_call_id, asyncio.Event())
+        try:
+            await asyncio.wait_for(event.wait(), LATE_INPUT)
+        except asyncio.TimeoutError:
+            return
+        # The update that brought it is on the callback thread's queue: let it land.
+        await self._post(lambda: None)
+
+    def input_arrived(self, tool_call_id: str) -> None:
+        """A ``rawInput`` for this call came in (wakes a question waiting for it)."""
+        self._input.setdefault(tool_call_id, asyncio.Event()).set()
+
+    # -- questions ----------------------------------------------------------------------
+
+    async def elicit(self, message: str, mode: Any) -> Any:
+        """A form the agent asks the person to fill: each field a multiple-choice question."""
+        if not isinstance(mode, (ElicitationFormSessionMode, ElicitationFormRequestMode)):
+            return DeclineElicitationResponse(action="decline")
+        question_id = f"question-{next(self._questions)}"
+        questions = m.questions_of(question_id, message, mode.requested_schema)
+        if questions is None:
+            log.warning("%s asked a form with fields that are not choices; declined", self.server)
+            return DeclineElicitationResponse(action="decline")
+        answers: dict[str, Any] = {}
+        for question in questions:
+            value = await self._call(self._ask, question)
+            if value is None:
+                return CancelElicitationResponse(action="cancel")
+            answers[question.field] = value
+        return AcceptElicitationResponse(action="accept", content=answers)
+
+    def _ask(self, question: m.Question) -> Any:
+        choice = question.choice
+        arguments = {"prompt": choice["prompt"], "options": list(choice["options"])}
+        settled = self.session.ask(choice, "question", self.server, arguments)
+        return m.answer_of(question, settled)
+
+
+class Client:
+    """The client the agent talks to; its messages go to the turn running now, if any."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.turn: TurnMapper | None = None
+
+    async def request_permission(
+        self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **_: Any
+    ) -> RequestPermissionResponse:
+        turn = self.turn
+        if turn is None:
+            log.warning("%s asked for permission outside a turn; cancelled", self.name)
+            return _cancelled()
+        if tool_call.raw_input is not None:
+            turn.input_arrived(tool_call.tool_call_id)
+        return await turn.permission(tool_call, options)
+
+    async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
+        turn = self.turn
+        if turn is None:
+            return
+        raw = getattr(update, "raw_input", None)
+        if isinstance(update, (ToolCallStart, ToolCallProgress)) and raw:
+            turn.input_arrived(update.tool_call_id)
+        await turn.update(update)
+
+    async def create_elicitation(self, message: str, mode: Any, **_: Any) -> Any:
+        turn = self.turn
+        if turn is None:
+            return CancelElicitationResponse(action="cancel")
+        return await turn.elicit(message, mode)
+
+    async def complete_elicitation(self, elicitation_id: str, **_: Any) -> None:
+        return None
+
+    async def write_text_file(self, *args: Any, **kwargs: Any) -> None:
+        raise _refused("fs/write_text_file")
+
+    async def read_text_file(self, *args: Any, **kwargs: Any) -> Any:
+        raise _refused("fs/read_text_file")
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        raise _refused(method)
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        return None
+
+    def on_connect(self, conn: Any) -> None:
+        return None
+
+
+def _select(option_id: str | None) -> RequestPermissionResponse:
+    if option_id is None:
+        return _cancelled()
+    return RequestPermissionResponse(
+        outcome=AllowedOutcome(outcome="selected", option_id=option_id)
+    )
+
+
+def _cancelled() -> RequestPermissionResponse:
+    return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+
+
+def _refused(method: str) -> Exception:
+    from acp import RequestError
+
+    return RequestError.method_not_found(method)

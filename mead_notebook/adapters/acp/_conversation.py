@@ -1,0 +1,356 @@
+"""One agent process and one ACP session, kept across turns (``acp.session``)."""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import logging
+import os
+import threading
+import weakref
+from collections.abc import Coroutine
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
+
+import acp
+from acp.schema import (
+    ClientCapabilities,
+    ElicitationCapabilities,
+    ElicitationFormCapabilities,
+    FileSystemCapabilities,
+    Implementation,
+    PromptResponse,
+)
+
+from mead_notebook.adapters.base import AgentResult, Session
+from mead_notebook.errors import MeadError
+from mead_notebook.turn import Turn
+
+from . import _mapping as m
+from ._client import Client, TurnMapper
+from ._presets import AgentSpec
+from ._process import AgentProcess
+
+log = logging.getLogger(__name__)
+log.addHandler(logging.NullHandler())
+
+__all__ = ["AcpResult", "AgentError", "Conversation"]
+
+T = TypeVar("T")
+
+START_TIMEOUT = 60.0
+"""How long the agent gets to start and open its session (seconds)."""
+CANCEL_GRACE = 0.5
+"""After a kernel interrupt, how long the agent gets to answer ``session/cancel`` before its
+process group is killed (seconds)."""
+CANCEL_TIMEOUT = 10.0
+"""After a card's Cancel, how long the agent gets to end its turn before it is killed (s)."""
+EXITED_GRACE = 0.2
+"""How long a reply may still arrive after the agent's process has exited (seconds)."""
+
+_live: weakref.WeakSet[Conversation] = weakref.WeakSet()
+
+
+class AgentError(MeadError, RuntimeError):
+    """The agent could not start, or exited or broke the protocol during a turn."""
+
+
+@dataclass(repr=False)
+class AcpResult(AgentResult):
+    """A turn of an ACP agent: ``text``, ``calls``, ``thoughts``, ``plan``, ``stop_reason``.
+
+    ``stop_reason`` is ``end_turn``, ``max_tokens``, ``max_rounds`` (ACP's
+    ``max_turn_requests``), ``refusal`` or ``interrupted`` (cancelled);
+    ``agent_stop_reason`` is the agent's own word. ``output`` is ACP's
+    ``PromptResponse`` (None when the turn was interrupted).
+    """
+
+    agent_stop_reason: str | None = None
+
+
+class Conversation:
+    """One agent process and one ACP session; each :meth:`start` is one turn.
+
+    The agent's connection lives on an event loop of its own thread. A kernel
+    interrupt (or ``turn.cancel()``) cancels the ACP session, answers open
+    questions ``cancelled`` and kills the agent's process group; the next turn
+    starts a new agent (and a new ACP session). :meth:`close` ends it for good.
+    """
+
+    def __init__(self, spec: AgentSpec, cwd: str | os.PathLike[str] | None = None) -> None:
+        self.spec = spec
+        self.cwd = os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd())
+        if not os.path.isdir(self.cwd):
+            raise NotADirectoryError(f"cwd {self.cwd!r} is not a directory")
+        self.client = Client(spec.name)
+        self.process: AgentProcess | None = None
+        self.session_id: str | None = None
+        self._conn: Any = None
+        self._closed = False
+        self._busy = threading.Lock()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name=f"mead-acp-{spec.name}", daemon=True
+        )
+        self._thread.start()
+        _live.add(self)
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else ("running" if self.process else "not started")
+        return f"<acp session {self.spec.name} {state}>"
+
+    def __enter__(self) -> Conversation:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- turns --------------------------------------------------------------------------
+
+    def run(self, prompt: str, *, interaction: object = None) -> AcpResult:
+        """One turn; blocks until it ends (a kernel interrupt stops it and propagates)."""
+        return self.start(prompt, interaction=interaction).result()
+
+    async def arun(self, prompt: str, *, interaction: object = None) -> AcpResult:
+        """One turn, awaited (for async cells)."""
+        return await self.start(prompt, interaction=interaction)
+
+    def start(
+        self, prompt: str, *, interaction: object = None, close_after: bool = False
+    ) -> Turn[AcpResult]:
+        """Start one turn in a thread of its own and return its handle at once."""
+        if self._closed:
+            raise AgentError(f"the session with {self.spec.name} is closed")
+        if not isinstance(prompt, str):
+            raise TypeError(f"prompt must be a string, not {type(prompt).__name__}")
+        if not self._busy.acquire(blocking=False):
+            raise AgentError(f"{self.spec.name} is already running a turn in this session")
+        result = AcpResult()
+        session = Session(interaction, result)
+        mapper = TurnMapper(
+            session,
+            self.spec.name,
+            forward_always=self.spec.forward_always,
+            cancel_turn=lambda: self._cancel_from_card(session),
+        )
+
+        def work() -> AcpResult:
+            try:
+                return session.run(prompt, lambda: self._turn(session, mapper, prompt))
+            finally:
+                self._busy.release()
+                if close_after:
+                    self.close()
+
+        return Turn(work, driver=session.driver, cancel=lambda: self._cancel_first(session))
+
+    def _cancel_first(self, session: Session) -> None:
+        """A kernel interrupt: ``session/cancel`` goes out before the questions close."""
+        conn, session_id = self._conn, self.session_id
+        if conn is not None and session_id is not None and not self._loop.is_closed():
+            sent = self._submit(self._send_cancel(conn, session_id))
+            with contextlib.suppress(Exception):
+                sent.result(CANCEL_GRACE)
+        session.cancel()
+
+    async def _turn(self, session: Session, mapper: TurnMapper, prompt: str) -> AcpResult:
+        result: AcpResult = session.result  # type: ignore[assignment]
+        running = self._submit(self._prompt(mapper, prompt))
+        try:
+            response = await asyncio.shield(asyncio.wrap_future(running))
+        except asyncio.CancelledError:
+            if not session.cancelled.is_set():
+                raise
+            # A kernel interrupt or turn.cancel(): cancel, then kill the agent's group.
+            await asyncio.wrap_future(self._submit(self._interrupt(running)))
+            result.stop_reason = "interrupted"
+            return result
+        result.output = response
+        result.agent_stop_reason = response.stop_reason
+        result.stop_reason = m.stop_reason_of(response.stop_reason)
+        return result
+
+    async def _prompt(self, mapper: TurnMapper, prompt: str) -> PromptResponse:
+        await self._ensure_started()
+        process, conn = self.process, self._conn
+        assert process is not None
+        assert conn is not None
+        assert self.session_id is not None
+        self.client.turn = mapper
+        try:
+            asked = asyncio.ensure_future(
+                conn.prompt(session_id=self.session_id, prompt=[acp.text_block(prompt)])
+            )
+            exited = asyncio.ensure_future(process.proc.wait())
+            done, _ = await asyncio.wait({asked, exited}, return_when=asyncio.FIRST_COMPLETED)
+            if asked not in done:
+                await asyncio.wait({asked}, timeout=EXITED_GRACE)
+            if asked.done() and not asked.cancelled() and asked.exception() is None:
+                exited.cancel()
+                response: PromptResponse = asked.result()
+                return response
+            asked.cancel()
+            exited.cancel()
+            await self._lost(process, "during the turn", asked)
+            raise AssertionError("unreachable")
+        finally:
+            self.client.turn = None
+
+    async def _lost(self, process: AgentProcess, when: str, asked: asyncio.Future[Any]) -> None:
+        """Raise the error of an agent that exited or failed: its name, exit code, stderr tail."""
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(process.proc.wait(), EXITED_GRACE)
+        tail = await process.stderr_tail()
+        error = None if asked.cancelled() else asked.exception()
+        code = process.returncode
+        self.process = self._conn = self.session_id = None
+        await process.kill()
+        how = f"exited with code {code}" if code is not None else f"failed ({error!r})"
+        said = f"; its stderr ended with:\n{tail}" if tail else " (it wrote nothing to stderr)"
+        raise AgentError(f"{self.spec.name} {how} {when}{said}") from error
+
+    async def _ensure_started(self) -> None:
+        if self.process is not None and self.process.returncode is None:
+            return
+        env = self.spec.environment()
+        process = await AgentProcess.spawn(self.spec.name, self.spec.command, env, self.cwd)
+        conn = acp.connect_to_agent(
+            cast(Any, self.client),
+            process.proc.stdin,
+            process.proc.stdout,
+            use_unstable_protocol=True,
+        )
+        opening = asyncio.ensure_future(self._open(conn))
+        exited = asyncio.ensure_future(process.proc.wait())
+        done, _ = await asyncio.wait(
+            {opening, exited}, timeout=START_TIMEOUT, return_when=asyncio.FIRST_COMPLETED
+        )
+        exited.cancel()
+        if opening in done and opening.exception() is None:
+            self.process, self._conn, self.session_id = process, conn, opening.result()
+            return
+        opening.cancel()
+        if not done:
+            await process.kill()
+            raise AgentError(f"{self.spec.name} did not open a session within {START_TIMEOUT} s")
+        await self._lost(process, "while starting", opening)
+
+    async def _open(self, conn: Any) -> str:
+        from mead_notebook import __version__
+
+        await conn.initialize(
+            protocol_version=acp.PROTOCOL_VERSION,
+            client_capabilities=ClientCapabilities(
+                fs=FileSystemCapabilities(read_text_file=False, write_text_file=False),
+                terminal=False,
+                elicitation=ElicitationCapabilities(form=ElicitationFormCapabilities()),
+            ),
+            client_info=Implementation(name="mead-notebook", version=__version__),
+        )
+        opened = await conn.new_session(cwd=self.cwd, mcp_servers=[])
+        mode = self.spec.mode
+        if mode is not None and opened.modes is not None:
+            offered = [m.id for m in opened.modes.available_modes]
+            if mode not in offered:
+                named = ", ".join(offered)
+                raise AgentError(
+                    f"{self.spec.name} has no session mode {mode!r} (it offers {named})"
+                )
+            if opened.modes.current_mode_id != mode:
+                await conn.set_session_mode(session_id=opened.session_id, mode_id=mode)
+        return str(opened.session_id)
+
+    # -- stopping -----------------------------------------------------------------------
+
+    def _cancel_from_card(self, session: Session) -> None:
+        """A card's Cancel: ``session/cancel``; open questions close; killed if it lingers."""
+        session.interrupt()
+        self._submit(self._cancel_turn())
+
+    async def _cancel_turn(self) -> None:
+        conn, session_id, process = self._conn, self.session_id, self.process
+        if conn is None or session_id is None or process is None:
+            return
+        await self._send_cancel(conn, session_id)
+        turn = self.client.turn
+        deadline = self._loop.time() + CANCEL_TIMEOUT
+        while self.client.turn is turn and turn is not None and self._loop.time() < deadline:
+            await asyncio.sleep(0.05)
+        if self.client.turn is turn and turn is not None and self.process is process:
+            log.error("%s did not end its turn after session/cancel; killing it", self.spec.name)
+            await process.kill()
+
+    async def _interrupt(self, running: Future[PromptResponse]) -> None:
+        """``session/cancel``, a moment to answer it, then the agent's group killed."""
+        conn, session_id, process = self._conn, self.session_id, self.process
+        prompt = asyncio.wrap_future(running)
+        if conn is not None and session_id is not None:
+            await self._send_cancel(conn, session_id)
+            await asyncio.wait({prompt}, timeout=CANCEL_GRACE)
+        self.process = self._conn = self.session_id = None
+        if process is not None:
+            await process.kill()
+        await asyncio.wait({prompt}, timeout=CANCEL_GRACE)
+        if prompt.done() and not prompt.cancelled() and prompt.exception() is not None:
+            log.debug("%s after the interrupt: %r", self.spec.name, prompt.exception())
+
+    async def _send_cancel(self, conn: Any, session_id: str) -> None:
+        try:
+            await asyncio.wait_for(conn.cancel(session_id=session_id), CANCEL_GRACE)
+        except Exception as exc:
+            log.debug("session/cancel did not reach %s: %r", self.spec.name, exc)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """End the agent (stdin closed, then its process group killed) and the session."""
+        if self._closed:
+            return
+        self._closed = True
+        _live.discard(self)
+        try:
+            self._submit(self._close()).result(timeout)
+        except Exception:
+            log.exception("closing %s failed", self.spec.name)
+        finally:
+            try:
+                self._submit(self._settle()).result(timeout)
+            except Exception:
+                log.debug("the tasks of %s did not settle", self.spec.name)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout)
+            if not self._thread.is_alive():
+                self._loop.close()
+
+    async def _close(self) -> None:
+        process, conn = self.process, self._conn
+        self.process = self._conn = self.session_id = None
+        if conn is not None:
+            try:
+                await asyncio.wait_for(conn.close(), CANCEL_GRACE)
+            except Exception:
+                log.debug("closing the connection to %s failed", self.spec.name)
+        if process is not None:
+            await process.close(timeout=CANCEL_GRACE)
+
+    async def _settle(self) -> None:
+        """Cancel what the connection left running on the agent's loop, waiting a bounded time."""
+        here = asyncio.current_task()
+        left = [t for t in asyncio.all_tasks() if t is not here and not t.done()]
+        for task in left:
+            task.cancel()
+        if left:
+            await asyncio.wait(left, timeout=CANCEL_GRACE)
+
+    def _submit(self, coro: Coroutine[Any, Any, T]) -> Future[T]:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop)
+
+
+@atexit.register
+def _close_all() -> None:
+    """At interpreter exit (a kernel's shutdown too), end every agent still running."""
+    for conversation in list(_live):
+        try:
+            conversation.close(timeout=3.0)
+        except Exception:
+            log.exception("closing %r at exit failed", conversation)

@@ -1,0 +1,98 @@
+"""The agent's process: started in a session of its own, its stderr kept, its group killed."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+import os
+import signal
+from collections.abc import Mapping, Sequence
+
+log = logging.getLogger(__name__)
+log.addHandler(logging.NullHandler())
+
+__all__ = ["STDIO_LIMIT", "TERM_GRACE", "AgentProcess"]
+
+STDIO_LIMIT = 50 * 1024 * 1024
+"""Longest line the agent may send (bytes), as the SDK's own spawn allows."""
+TERM_GRACE = 1.0
+"""How long the agent's group gets between SIGTERM and SIGKILL (seconds)."""
+TAIL_LINES = 40
+
+
+class AgentProcess:
+    """One running agent; :meth:`kill` ends its whole process group, children too."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, name: str) -> None:
+        self.proc = proc
+        self.name = name
+        self.pid = proc.pid
+        self._tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
+        self._reader = asyncio.ensure_future(self._read_stderr())
+
+    @classmethod
+    async def spawn(
+        cls, name: str, command: Sequence[str], env: Mapping[str, str], cwd: str
+    ) -> AgentProcess:
+        """Start ``command`` in ``cwd`` with ``env``, in a new session (its own process group)."""
+        proc = await asyncio.create_subprocess_exec(
+            *command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=dict(env),
+            cwd=cwd,
+            start_new_session=True,
+            limit=STDIO_LIMIT,
+        )
+        return cls(proc, name)
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.returncode
+
+    async def _read_stderr(self) -> None:
+        stream = self.proc.stderr
+        if stream is None:
+            return
+        while True:
+            try:
+                line = await stream.readline()
+            except (ValueError, OSError):
+                continue
+            if not line:
+                return
+            self._tail.append(line.decode("utf-8", "replace").rstrip("\n"))
+
+    async def stderr_tail(self, timeout: float = 0.5) -> str:
+        """The last lines the agent wrote to stderr (waiting a little for the rest)."""
+        with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+            await asyncio.wait_for(asyncio.shield(self._reader), timeout)
+        return "\n".join(self._tail)
+
+    async def kill(self) -> None:
+        """SIGTERM the group, then SIGKILL whatever is left after :data:`TERM_GRACE`."""
+        self._signal(signal.SIGTERM)
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self.proc.wait(), TERM_GRACE)
+        # The leader may be gone while its children hold the group.
+        self._signal(signal.SIGKILL)
+        try:
+            await asyncio.wait_for(self.proc.wait(), TERM_GRACE)
+        except asyncio.TimeoutError:
+            log.error("%s (pid %s) did not exit after SIGKILL", self.name, self.pid)
+        self._reader.cancel()
+
+    async def close(self, timeout: float = 2.0) -> None:
+        """Close stdin and let the agent exit on its own for ``timeout`` s, then :meth:`kill`."""
+        if self.proc.stdin is not None and not self.proc.stdin.is_closing():
+            self.proc.stdin.close()
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self.proc.wait(), timeout)
+        await self.kill()
+
+    def _signal(self, sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, sig)

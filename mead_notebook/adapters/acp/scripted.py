@@ -1,0 +1,307 @@
+"""A scripted ACP agent, for tests, tutorials and benchmarks (``acp.scripted_agent(turns)``).
+
+It speaks ACP on stdio as any agent does (the SDK's agent side) and plays one
+list of steps per prompt::
+
+    {"text": "..."}  {"thought": "..."}  {"plan": [{"content", "status", "priority"}]}
+    {"call": {...}}  a tool call (below)      {"sleep": 0.5}   (cancel wakes it)
+    {"ask": {"message": "...", "schema": {...}}}   an elicitation form
+    {"spawn": "pidfile"}  start a child process that sleeps, write its pid there
+    {"crash": "message", "code": 3}   write to stderr and exit
+    {"stop": "max_tokens"}   end the turn with this stop reason
+
+A call: ``id``, ``title``, ``kind``, ``input`` (rawInput), ``meta`` (``_meta``),
+``diff`` ``{path, old, new}``, ``command``, ``locations``; ``ask`` (request
+permission; ``ask_first``: before any ``tool_call``), ``late`` (the input follows in
+a later update), ``write`` ``{path, content}`` / ``run`` (a shell command) done
+for real once allowed, ``result`` or ``fail``, ``sleep`` (seconds it runs),
+``no_in_progress``, ``open`` (never finishes), ``silent`` (no final update after a
+reject). A reject goes on (``reject_ends_turn``: ends the turn ``cancelled``); a
+cancelled question ends the turn ``cancelled``.
+
+Run as ``python -m mead_notebook.adapters.acp.scripted SCRIPT [LOG.jsonl]`` (SCRIPT: the
+turns as JSON, or a file holding them);
+with a log, every answer it receives is written there as a JSON line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, cast
+
+__all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run the scripted agent on stdio."""
+    import acp
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    given = args[0]
+    turns = json.loads(given if given.lstrip().startswith("[") else Path(given).read_text())
+    log = Path(args[1]) if len(args) > 1 else None
+    asyncio.run(acp.run_agent(cast(Any, _Scripted(turns, log)), use_unstable_protocol=True))
+
+
+class _Scripted:
+    """The agent side: one scripted turn per prompt."""
+
+    def __init__(self, turns: list[list[dict[str, Any]]], log: Path | None) -> None:
+        self.turns = turns
+        self.log_path = log
+        self.conn: Any = None
+        self.turn = 0
+        self.mode = "auto"
+        self.cancelled = asyncio.Event()
+        self.children: list[subprocess.Popen[bytes]] = []
+
+    def on_connect(self, conn: Any) -> None:
+        self.conn = conn
+
+    def log(self, event: str, **fields: Any) -> None:
+        if self.log_path is None:
+            return
+        with self.log_path.open("a") as file:
+            file.write(json.dumps({"event": event, "at": time.monotonic(), **fields}) + "\n")
+
+    async def initialize(self, protocol_version: int, **kwargs: Any) -> Any:
+        from acp.schema import AgentCapabilities, InitializeResponse
+
+        self.log("initialize", env=os.environ.get("MEAD_SCRIPTED_ECHO"), pid=os.getpid())
+        return InitializeResponse(
+            protocol_version=protocol_version, agent_capabilities=AgentCapabilities()
+        )
+
+    async def new_session(self, cwd: str, **kwargs: Any) -> Any:
+        from acp.schema import NewSessionResponse, SessionMode, SessionModeState
+
+        self.log("new_session", cwd=cwd)
+        modes = SessionModeState(
+            current_mode_id=self.mode,
+            available_modes=[
+                SessionMode(id="default", name="Ask before edits and commands"),
+                SessionMode(id="auto", name="Run everything without asking"),
+            ],
+        )
+        return NewSessionResponse(session_id="s1", modes=modes)
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> None:
+        self.log("mode", mode=mode_id)
+        self.mode = mode_id
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
+        return None
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        self.log("cancel")
+        self.cancelled.set()
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        return None
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> Any:
+        from acp.schema import PromptResponse
+
+        self.cancelled.clear()
+        text = "".join(getattr(block, "text", "") for block in prompt)
+        self.log("prompt", text=text)
+        steps = self.turns[self.turn] if self.turn < len(self.turns) else [{"text": "(no script)"}]
+        self.turn += 1
+        reason = "end_turn"
+        for step in steps:
+            if self.cancelled.is_set():
+                reason = "cancelled"
+                break
+            stopped = await self.step(session_id, step)
+            if stopped is not None:
+                reason = stopped
+                break
+        if self.cancelled.is_set():
+            reason = "cancelled"
+        self.log("end", stop_reason=reason)
+        return PromptResponse(stop_reason=cast(Any, reason))
+
+    async def send(self, session_id: str, update: Any) -> None:
+        await self.conn.session_update(session_id=session_id, update=update)
+
+    async def pause(self, seconds: float) -> bool:
+        """Sleep ``seconds`` unless cancelled first; return whether it was cancelled."""
+        try:
+            await asyncio.wait_for(self.cancelled.wait(), seconds)
+        except asyncio.TimeoutError:
+            return False
+        return True
+
+    async def step(self, session_id: str, step: dict[str, Any]) -> str | None:
+        import acp
+        from acp.schema import PlanEntry
+
+        if "text" in step:
+            await self.send(session_id, acp.update_agent_message_text(step["text"]))
+        elif "thought" in step:
+            await self.send(session_id, acp.update_agent_thought_text(step["thought"]))
+        elif "plan" in step:
+            entries = [
+                PlanEntry(
+                    content=e["content"],
+                    status=e.get("status", "pending"),
+                    priority=e.get("priority", "medium"),
+                )
+                for e in step["plan"]
+            ]
+            await self.send(session_id, acp.update_plan(entries))
+        elif "sleep" in step:
+            if await self.pause(float(step["sleep"])):
+                return "cancelled"
+        elif "spawn" in step:
+            child = subprocess.Popen(["sleep", "300"])
+            self.children.append(child)
+            Path(step["spawn"]).write_text(str(child.pid))
+        elif "crash" in step:
+            sys.stderr.write(f"{step['crash']}\n")
+            sys.stderr.flush()
+            os._exit(int(step.get("code", 3)))
+        elif "stop" in step:
+            return str(step["stop"])
+        elif "ask" in step:
+            return await self.elicit(session_id, step["ask"])
+        elif "call" in step:
+            return await self.call(session_id, step["call"])
+        return None
+
+    async def elicit(self, session_id: str, spec: dict[str, Any]) -> str | None:
+        import acp
+        from acp.schema import ElicitationFormSessionMode, ElicitationSchema
+
+        schema = ElicitationSchema.model_validate(spec["schema"])
+        answer = await self.conn.create_elicitation(
+            message=spec["message"],
+            mode=ElicitationFormSessionMode(session_id=session_id, requested_schema=schema),
+        )
+        dumped = answer.model_dump(mode="json", exclude_none=True)
+        self.log("elicitation", answer=dumped)
+        await self.send(session_id, acp.update_agent_message_text(f"answer: {json.dumps(dumped)}"))
+        return None
+
+    async def call(self, session_id: str, spec: dict[str, Any]) -> str | None:
+        import acp
+        from acp.schema import ToolCallLocation, ToolCallUpdate
+
+        call_id = str(spec["id"])
+        raw_input = spec.get("input", {})
+        content: list[Any] = []
+        if "diff" in spec:
+            diff = spec["diff"]
+            content.append(acp.tool_diff_content(diff["path"], diff["new"], diff.get("old")))
+        if "command" in spec:
+            content.append(acp.tool_content(acp.text_block(f"$ {spec['command']}")))
+        locations = [
+            ToolCallLocation(path=loc["path"], line=loc.get("line"))
+            for loc in spec.get("locations", [])
+        ]
+        start = acp.start_tool_call(
+            call_id,
+            spec.get("title", call_id),
+            kind=spec.get("kind", "other"),
+            status="in_progress" if spec.get("unasked_in_progress") else "pending",
+            content=content or None,
+            locations=locations or None,
+            raw_input={} if spec.get("late") else raw_input,
+        )
+        if spec.get("meta"):
+            start.field_meta = spec["meta"]
+        allowed = True
+        if spec.get("ask") and self.mode != "auto":
+            if not spec.get("ask_first"):
+                await self.send(session_id, start)
+                if spec.get("late"):
+                    await asyncio.sleep(float(spec.get("late_delay", 0.05)))
+                    await self.send(session_id, acp.update_tool_call(call_id, raw_input=raw_input))
+            asked = ToolCallUpdate(
+                tool_call_id=call_id,
+                title=spec.get("title", call_id),
+                kind=spec.get("kind", "other"),
+                raw_input=None if spec.get("no_raw_input") else raw_input,
+                content=content or None,
+                locations=locations or None,
+            )
+            self.log("asking", id=call_id)
+            response = await self.conn.request_permission(
+                session_id=session_id, tool_call=asked, options=_options()
+            )
+            outcome = response.outcome
+            option = getattr(outcome, "option_id", None)
+            self.log("permission", id=call_id, outcome=outcome.outcome, option=option)
+            if outcome.outcome == "cancelled":
+                return "cancelled"
+            allowed = option in ("allow", "always")
+            if not allowed:
+                if not spec.get("silent"):
+                    await self.send(
+                        session_id,
+                        acp.update_tool_call(
+                            call_id,
+                            status="failed",
+                            content=[acp.tool_content(acp.text_block("rejected"))],
+                        ),
+                    )
+                return "cancelled" if spec.get("reject_ends_turn") else None
+        else:
+            await self.send(session_id, start)
+        if spec.get("open"):
+            return None
+        if not spec.get("no_in_progress"):
+            await self.send(session_id, acp.update_tool_call(call_id, status="in_progress"))
+        if spec.get("sleep") and await self.pause(float(spec["sleep"])):
+            return "cancelled"
+        output = self.perform(spec)
+        if "fail" in spec:
+            failed = [acp.tool_content(acp.text_block(str(spec["fail"])))]
+            await self.send(
+                session_id, acp.update_tool_call(call_id, status="failed", content=failed)
+            )
+            return None
+        done = [acp.tool_content(acp.text_block(str(spec.get("result", output))))]
+        await self.send(
+            session_id,
+            acp.update_tool_call(call_id, status="completed", content=done, raw_output=output),
+        )
+        return None
+
+    def perform(self, spec: dict[str, Any]) -> str:
+        if "write" in spec:
+            Path(spec["write"]["path"]).write_text(spec["write"]["content"])
+            self.log("wrote", path=spec["write"]["path"])
+            return f"wrote {spec['write']['path']}"
+        if "run" in spec:
+            done = subprocess.run(
+                spec["run"], shell=True, capture_output=True, text=True, timeout=30, check=False
+            )
+            self.log("ran", command=spec["run"], code=done.returncode)
+            return done.stdout
+        return "done"
+
+
+def _options() -> list[Any]:
+    from acp.schema import PermissionOption
+
+    return [
+        PermissionOption(option_id="allow", name="Allow", kind="allow_once"),
+        PermissionOption(option_id="always", name="Always allow", kind="allow_always"),
+        PermissionOption(option_id="reject", name="Reject", kind="reject_once"),
+        PermissionOption(option_id="never", name="Never", kind="reject_always"),
+    ]
+
+
+if __name__ == "__main__":
+    main()

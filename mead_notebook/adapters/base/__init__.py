@@ -1,0 +1,91 @@
+"""What every adapter shares: a framework's run reported through the contract.
+
+An adapter maps one framework's run onto a :class:`Session`, and nothing else::
+
+    from mead_notebook.adapters.base import AgentResult, CallCancelled, Session, result_text
+
+    def start(agent, prompt, *, interaction=None) -> Turn[AgentResult]:
+        session = Session(interaction)
+
+        async def main() -> None:           # on an event loop of the turn's own thread
+            async for event in agent.stream(prompt):
+                if event.is_text:
+                    session.text(event.text)                  # text_delta, in order
+                elif event.is_tool_call:
+                    record, allowed = await session.call(     # pending, request_permission
+                        session.admit, event.id, event.name, "my-framework", None,
+                        event.arguments, event.schema, kind=event.kind, content=event.diff,
+                    )
+                    if not allowed:
+                        await event.deny(record.error)        # the denial reaches the model
+                        continue
+                    try:                                      # in_progress; a card's Cancel
+                        value = await session.execute(record, event.run)   # cancels the task
+                    except CallCancelled as cancelled:
+                        await event.fail(cancelled.message)
+                        continue
+                    await session.call(session.driver.complete, record, result_text(value))
+            session.result.output = ...       # what the framework's run returned
+
+        return session.turn(prompt, main)     # run: start(...).result(); arun: await start(...)
+
+The pieces:
+
+- :class:`Session`: the run's event loop in a thread of its own (``turn``,
+  ``run``; ``hosted`` for a run on a loop of your own), every interaction
+  callback on one callback thread in order (``call``, ``call_now``, ``post``);
+  a call's lifecycle (``begin``, ``admit``, ``refuse``, ``execute``,
+  ``execute_blocking``; ``driver.describe``, ``driver.complete``,
+  ``driver.fail`` through ``call``), the agent's text, thoughts and plan
+  (``text``, ``thought``, ``plan``), questions (``ask``), and the run's end
+  (``cancel``: a cancelled turn ends ``interrupted``). ``kind``, ``title``,
+  ``content`` and ``locations`` of a call pass through to the driver;
+  ``execute(..., decided_by="agent")`` reports a call the agent ran without
+  asking; ``session.driver.editable = False`` for a source that cannot carry
+  edited arguments or a denial message.
+- :class:`Question` / :func:`question_from`: a framework's own question (a
+  LangGraph ``interrupt``, a deferred call) as a multiple choice, settled by
+  ``Session.ask`` like ``ask_user`` (an option, several, or the person's own
+  words) and answered in the framework's form (:meth:`Question.value`).
+- :data:`active_session`: the session whose run the current task belongs to.
+- :class:`AgentResult`, :func:`missing_extra`, :data:`ASK_USER_MARK`,
+  :class:`AskUserOption` / :func:`ask_user_arguments` (a framework's
+  ``ask_user`` tool), :func:`declared_kind` (a tool's kind from its metadata),
+  :class:`ScriptedReplies` (an offline model's replies), :func:`result_text`.
+
+A new framework is a folder ``mead_notebook/adapters/<framework>/`` holding only
+mapping code, an extra in ``pyproject.toml``, and a harness for the conformance
+suite (``tests/adapters/conformance.py`` says what a harness provides).
+"""
+
+from __future__ import annotations
+
+from mead_notebook.ask_user import Settled
+from mead_notebook.tools.base import result_text
+
+from .questions import NO_ANSWER, Question, question_from
+from .replies import Reply, ScriptedReplies
+from .result import AgentResult
+from .session import SETTLE_TIMEOUT, CallCancelled, Session, active_session, failure
+from .tools import ASK_USER_MARK, AskUserOption, ask_user_arguments, declared_kind, missing_extra
+
+__all__ = [
+    "ASK_USER_MARK",
+    "NO_ANSWER",
+    "SETTLE_TIMEOUT",
+    "AgentResult",
+    "AskUserOption",
+    "CallCancelled",
+    "Question",
+    "Reply",
+    "ScriptedReplies",
+    "Session",
+    "Settled",
+    "active_session",
+    "ask_user_arguments",
+    "declared_kind",
+    "failure",
+    "missing_extra",
+    "question_from",
+    "result_text",
+]

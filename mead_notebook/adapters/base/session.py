@@ -1,0 +1,473 @@
+"""One framework run reported through a TurnDriver: its loop, callbacks, calls and cancellation."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import logging
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any, TypeVar
+
+from mead_notebook import Allow, Call, Deny, TurnError, ask_user
+from mead_notebook.driver import TurnDriver
+from mead_notebook.interaction import (
+    FINAL_STATUSES,
+    Choice,
+    ContentBlock,
+    DecidedBy,
+    Location,
+    Outcome,
+    PlanEntry,
+    ToolClass,
+    ToolKind,
+)
+from mead_notebook.turn import POLL_INTERVAL, CallRecord, Turn
+
+from .result import AgentResult
+
+log = logging.getLogger(__name__)
+log.addHandler(logging.NullHandler())
+
+__all__ = ["SETTLE_TIMEOUT", "CallCancelled", "Session", "active_session"]
+
+R = TypeVar("R")
+
+SETTLE_TIMEOUT = 2.0
+"""How long a run's leftover tasks get to finish once the run has ended (seconds)."""
+
+active_session: contextvars.ContextVar[Session | None] = contextvars.ContextVar(
+    "mead_active_session", default=None
+)
+"""The session whose run this task or thread belongs to (``None``: no run of ours)."""
+
+
+class CallCancelled(Exception):
+    """A running call was cancelled from its card; ``message`` is what the model is told.
+
+    By then the call has ended ``failed`` (``cancelled``); the framework answers
+    the model in its own form (a tool message, a failed tool result).
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class Session:
+    """One framework run under one interaction, with ``result`` (an :class:`AgentResult`).
+
+    Every interaction callback runs on the session's own callback thread, in the
+    order it was posted, one at a time: never on the framework's event loop.
+    Methods that call the driver (``begin``, ``admit``, ``refuse``, ``ask``) run
+    on that thread: put them there with :meth:`call` (async code),
+    :meth:`call_now` (a thread that may block) or :meth:`post` (no wait).
+    """
+
+    def __init__(self, interaction: object, result: AgentResult | None = None) -> None:
+        self.result = result if result is not None else AgentResult()
+        self.driver = TurnDriver(interaction)
+        self.driver.result = self.result
+        self.cancelled = threading.Event()
+        """Set once the whole run is being cancelled (not one call)."""
+        self.allowed: set[str] = set()
+        """The ids of the calls allowed so far."""
+        self._records: dict[str, CallRecord] = {}
+        self._callbacks = ThreadPoolExecutor(1, thread_name_prefix="mead-callbacks")
+        self._context = contextvars.copy_context()
+        self._lock = threading.Lock()
+        self._interrupted = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[Any] | None = None
+
+    # -- callbacks ----------------------------------------------------------------------
+
+    def post(self, fn: Callable[..., R], *args: Any, **kwargs: Any) -> Future[R]:
+        """Run ``fn`` on the callback thread after everything posted before it.
+
+        It runs in the context of the code that made the session (a cell's), so
+        that what it displays or prints lands where that code's output does.
+        """
+        return self._callbacks.submit(self._context.run, fn, *args, **kwargs)
+
+    def wait(self, future: Future[R]) -> R:
+        """Block this thread until ``future`` is done, letting the interaction serve meanwhile."""
+        try:
+            while True:
+                try:
+                    return future.result(POLL_INTERVAL)
+                except FutureTimeout:
+                    self.driver.idle()
+        except KeyboardInterrupt:
+            self.cancel()
+            raise
+
+    def call_now(self, fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
+        """Post ``fn`` and wait for it (from a thread that is not an event loop's)."""
+        return self.wait(self.post(fn, *args, **kwargs))
+
+    async def call(self, fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
+        """Post ``fn`` and await it; on the kernel's own loop, serve the frontend meanwhile."""
+        done = asyncio.wrap_future(self.post(fn, *args, **kwargs))
+        serve = None
+        if threading.current_thread() is threading.main_thread():
+            serve = self.driver.serve(done.done)
+        try:
+            return await done
+        except asyncio.CancelledError:
+            # The run is being torn down (a kernel interrupt, a cancelled task):
+            # close the open questions, or the callbacks behind them would wait.
+            self.interrupt()
+            raise
+        finally:
+            if serve is not None:
+                serve.cancel()
+
+    # -- what the agent says ------------------------------------------------------------
+
+    def text(self, fragment: str) -> None:
+        """A fragment of the answer, in order (posted)."""
+        if fragment:
+            self.post(self.driver.text, fragment)
+
+    def thought(self, fragment: str) -> None:
+        """A fragment of the agent's reasoning, kept apart from the answer (posted)."""
+        if fragment:
+            self.post(self.driver.thought, fragment)
+
+    def plan(self, entries: list[PlanEntry]) -> None:
+        """The agent's whole plan, each time it changes (posted)."""
+        self.post(self.driver.plan, list(entries))
+
+    # -- calls (on the callback thread) -------------------------------------------------
+
+    def record(self, tool_call_id: str) -> CallRecord | None:
+        """The record of a call this session has begun, if any."""
+        found = self._records.get(tool_call_id)
+        if found is not None:
+            return found
+        return next((r for r in self.result.calls if r.tool_call_id == tool_call_id), None)
+
+    def begin(
+        self,
+        tool_call_id: str,
+        tool: str,
+        server: str,
+        tool_class: ToolClass | None,
+        arguments: Any,
+        *,
+        kind: ToolKind | None = None,
+        title: str | None = None,
+        content: list[ContentBlock] | None = None,
+        locations: list[Location] | None = None,
+    ) -> CallRecord:
+        """``pending`` for a new call, as ``TurnDriver.begin`` (non-dict arguments are wrapped)."""
+        given = arguments if isinstance(arguments, dict) else {"arguments": arguments}
+        record = self.driver.begin(
+            tool_call_id,
+            tool,
+            server,
+            tool_class,
+            given,
+            kind=kind,
+            title=title,
+            content=content,
+            locations=locations,
+        )
+        self._records[tool_call_id] = record
+        return record
+
+    def admit(
+        self,
+        tool_call_id: str,
+        tool: str,
+        server: str,
+        tool_class: ToolClass | None,
+        arguments: Any,
+        parameters: dict[str, Any] | None = None,
+        *,
+        kind: ToolKind | None = None,
+        title: str | None = None,
+        content: list[ContentBlock] | None = None,
+        locations: list[Location] | None = None,
+    ) -> tuple[CallRecord, bool]:
+        """Begin the call unless it was, and ask unless it was allowed; return (record, allowed).
+
+        ``parameters`` is the tool's JSON schema, which edited arguments must fit.
+        A call is asked once: a framework that pauses and runs it again (an approval
+        it asks for itself, a resumed graph) gets the first answer, and the
+        arguments the person approved stay in ``record.approved_arguments``.
+        """
+        record = self.record(tool_call_id)
+        if record is None:
+            record = self.begin(
+                tool_call_id,
+                tool,
+                server,
+                tool_class,
+                arguments,
+                kind=kind,
+                title=title,
+                content=content,
+                locations=locations,
+            )
+        elif tool_call_id in self.allowed:
+            return record, True
+        elif record.status == "failed":
+            return record, False
+        decision: Allow | Deny = self.driver.permission(record, parameters)
+        if isinstance(decision, Allow):
+            self.allowed.add(tool_call_id)
+            return record, True
+        return record, False
+
+    def refuse(
+        self,
+        tool_call_id: str,
+        tool: str,
+        server: str,
+        arguments: Any,
+        outcome: Outcome,
+        error: str,
+    ) -> None:
+        """Report a call the framework refused (unknown tool, bad arguments, approved or not).
+
+        A call begun earlier ends ``failed`` unless it has already ended.
+        """
+        record = self.record(tool_call_id)
+        if record is None:
+            record = self.begin(tool_call_id, tool, server, "effect", arguments)
+        elif record.status in FINAL_STATUSES:
+            return
+        self.allowed.discard(tool_call_id)
+        self.driver.fail(record, outcome, error)
+
+    def ask(self, choice: Choice, tool: str, server: str, arguments: Any) -> ask_user.Settled:
+        """Put ``choice`` to the person as one call (begun unless it was), as ``ask_user`` does.
+
+        Returns how it was settled; the framework answers in its own form (see
+        :class:`~mead_notebook.adapters.base.Question`).
+        """
+        tool_call_id = choice["tool_call_id"]
+        record = self.record(tool_call_id) or self.begin(
+            tool_call_id, tool, server, "read", arguments
+        )
+        return ask_user.settle(self.driver, record, choice)
+
+    def handle(self, record: CallRecord) -> Call:
+        """A new ``Call`` handle for a call about to run."""
+        return Call(record.tool_call_id, record.tool)
+
+    # -- running a call -----------------------------------------------------------------
+
+    async def execute(
+        self,
+        record: CallRecord,
+        work: Callable[[], Awaitable[R]],
+        *,
+        decided_by: DecidedBy | None = None,
+        passthrough: tuple[type[BaseException], ...] = (),
+    ) -> R:
+        """Run an admitted call: ``in_progress``, then ``work()`` as a task its card can cancel.
+
+        Returns what ``work`` returned; ending the call (``driver.complete`` or
+        ``fail``) from it is the caller's, who knows how to read it. A card's Cancel
+        ends the call ``cancelled`` and raises :class:`CallCancelled`; an exception
+        ends it ``error`` and propagates, unless its type is in ``passthrough``
+        (the framework's own signals, which the caller ends the call for).
+        ``decided_by="agent"``: the agent ran the call without asking anyone here.
+        """
+        handle = self.handle(record)
+        await self.call(
+            self.driver.running, record, handle, cancellable=True, decided_by=decided_by
+        )
+        task = asyncio.ensure_future(work())
+        loop = task.get_loop()
+
+        def cancel() -> None:
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(task.cancel)
+
+        handle.on_cancel(cancel)
+        try:
+            return await task
+        except asyncio.CancelledError:
+            if not (handle.cancelled and task.cancelled()) or self.cancelled.is_set():
+                raise
+            message = f"The call to {record.tool} was cancelled."
+            await self.call(self.driver.fail, record, "cancelled", message)
+            raise CallCancelled(message) from None
+        except passthrough:
+            raise
+        except Exception as exc:
+            await self.call(self.driver.fail, record, "error", failure(record, exc))
+            raise
+
+    def execute_blocking(
+        self,
+        record: CallRecord,
+        work: Callable[[], R],
+        *,
+        decided_by: DecidedBy | None = None,
+        passthrough: tuple[type[BaseException], ...] = (),
+    ) -> R:
+        """:meth:`execute` for a framework's sync path: nothing stops ``work``, the card says so."""
+        handle = self.handle(record)
+        self.call_now(self.driver.running, record, handle, cancellable=False, decided_by=decided_by)
+        try:
+            return work()
+        except passthrough:
+            raise
+        except Exception as exc:
+            self.call_now(self.driver.fail, record, "error", failure(record, exc))
+            raise
+
+    # -- the run ------------------------------------------------------------------------
+
+    def interrupt(self) -> None:
+        """Close the open questions (``interrupt``, once per run), from any thread."""
+        with self._lock:
+            if self._interrupted:
+                return
+            self._interrupted = True
+        self.driver.interrupt()
+
+    def cancel(self) -> None:
+        """Stop the run from any thread: open questions close, the framework's run is cancelled."""
+        self.cancelled.set()
+        self.interrupt()
+        with self._lock:
+            loop, task = self._loop, self._task
+        if loop is not None and task is not None:
+            try:
+                loop.call_soon_threadsafe(task.cancel)
+            except RuntimeError:
+                log.debug("the run's loop had already closed")
+
+    def turn(
+        self, prompt: str, main: Callable[[], Coroutine[Any, Any, object]]
+    ) -> Turn[AgentResult]:
+        """Run ``main()`` as one turn in a thread of its own; return its handle at once.
+
+        ``main`` fills :attr:`result` (``output``, ``stop_reason``, ``rounds``); the
+        turn returns it. A run that ends because the turn was cancelled (the
+        Stop button, ``turn.cancel()``, a kernel interrupt) returns it with
+        ``stop_reason`` ``interrupted``, whatever the framework raised; any other
+        framework error becomes ``TurnError`` holding what the run produced.
+        """
+
+        async def guarded() -> AgentResult:
+            try:
+                await main()
+            except BaseException:
+                if self.cancelled.is_set():
+                    self.result.stop_reason = "interrupted"
+                    return self.result
+                raise
+            return self.result
+
+        return Turn(lambda: self.run(prompt, guarded), driver=self.driver, cancel=self.cancel)
+
+    def run(self, prompt: str, main: Callable[[], Coroutine[Any, Any, R]]) -> R:
+        """Run ``main()`` as one turn on an event loop of this thread (``turn`` uses it).
+
+        A framework error becomes ``TurnError`` holding what the turn produced.
+        """
+        try:
+            self.call_now(self.driver.start, prompt)
+        except BaseException:
+            self.close()
+            raise
+        error: BaseException | None = None
+        try:
+            return self._run_loop(main)
+        except Exception as exc:
+            error = TurnError(f"{type(exc).__name__}: {exc}", self.result)
+            raise error from exc
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            self.finish(error)
+
+    @contextlib.asynccontextmanager
+    async def hosted(self, prompt: str) -> AsyncIterator[Session]:
+        """One turn around a run on a loop that is not ours (a framework's loop of your own).
+
+        ``turn_started`` on entry, ``turn_ended`` on exit; meanwhile this session
+        is :data:`active_session`. Leaving on a ``BaseException`` that is not an
+        ``Exception`` (a cancelled task, a kernel interrupt) cancels the session.
+        """
+        try:
+            await self.call(self.driver.start, prompt)
+        except BaseException:
+            self.close()
+            raise
+        token = active_session.set(self)
+        error: BaseException | None = None
+        try:
+            yield self
+        except BaseException as exc:
+            error = exc
+            if not isinstance(exc, Exception):
+                self.cancel()
+            raise
+        finally:
+            active_session.reset(token)
+            try:
+                await self.call(self.driver.end, error)
+            finally:
+                self.close()
+
+    def finish(self, error: BaseException | None) -> None:
+        """End the turn (``turn_ended``) after every callback posted so far."""
+        try:
+            self.wait(self.post(self.driver.end, error))
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Let the callback thread end once it has run what was posted."""
+        self._callbacks.shutdown(wait=False)
+
+    def _run_loop(self, main: Callable[[], Coroutine[Any, Any, R]]) -> R:
+        loop = asyncio.new_event_loop()
+        workers = ThreadPoolExecutor(thread_name_prefix="mead-framework")
+        loop.set_default_executor(workers)
+        token = active_session.set(self)
+        try:
+            task = loop.create_task(main())
+            with self._lock:
+                self._loop, self._task = loop, task
+            if self.cancelled.is_set():
+                task.cancel()
+            return loop.run_until_complete(task)
+        finally:
+            with self._lock:
+                self._loop = self._task = None
+            active_session.reset(token)
+            _close(loop)
+            workers.shutdown(wait=False, cancel_futures=True)
+
+
+def failure(record: CallRecord, exc: BaseException) -> str:
+    """What a card and the model are told of a call that raised ``exc``."""
+    return f"{record.tool} failed: {type(exc).__name__}: {exc}"
+
+
+def _close(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel what the run left behind and close the loop, waiting a bounded time."""
+    try:
+        pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.wait(pending, timeout=SETTLE_TIMEOUT))
+        loop.run_until_complete(asyncio.wait_for(loop.shutdown_asyncgens(), timeout=SETTLE_TIMEOUT))
+    except Exception:
+        log.exception("the run's event loop did not close cleanly")
+    finally:
+        loop.close()

@@ -1,0 +1,485 @@
+"""Every row of the ACP mapping, against the scripted ACP agent over stdio."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from adapters.helpers import Person, Waiting, asked, finals, recorded, running, steps
+from mead_notebook import Allow, Answered, Deny, Picked, TurnError, Unanswered
+from mead_notebook.adapters import acp
+from mead_notebook.interaction import Choice, PlanEntry, Request
+
+from .conftest import Script
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def write(tmp: Path, ask: bool = True, **more: Any) -> dict[str, Any]:
+    path = str(tmp / "notes.txt")
+    return {
+        "call": {
+            "id": "w1",
+            "title": "Write notes.txt",
+            "kind": "edit",
+            "input": {"file_path": path, "content": "hello"},
+            "meta": {"claudeCode": {"toolName": "Write"}},
+            "diff": {"path": path, "old": None, "new": "hello"},
+            "locations": [{"path": path, "line": 0}],
+            "write": {"path": path, "content": "hello"},
+            "ask": ask,
+            **more,
+        }
+    }
+
+
+def bash(command: str = "echo hi", **more: Any) -> dict[str, Any]:
+    return {
+        "call": {
+            "id": "b1",
+            "title": f"`{command}`",
+            "kind": "execute",
+            "input": {"command": command},
+            "run": command,
+            "ask": True,
+            **more,
+        }
+    }
+
+
+def test_first_sight_is_pending_with_name_server_kind_and_arguments(
+    script: Script, tmp_path: Path
+) -> None:
+    rec, _ = recorded()
+    read = {"call": {"id": "r1", "title": "Read a file", "kind": "read", "input": {"path": "a"}}}
+    acp.run(script.agent([[write(tmp_path), read]]), "go", interaction=rec, cwd=tmp_path)
+    pending = [e.args[0] for e in rec.events if e.name == "tool_updated"]
+    first = {u["tool_call_id"]: u for u in reversed(pending)}
+    assert (first["w1"]["tool"], first["w1"]["server"], first["w1"]["class"]) == (
+        "Write",
+        "scripted",
+        "effect",
+    )
+    assert first["w1"]["kind"] == "edit"
+    assert first["w1"]["arguments"] == {
+        "file_path": str(tmp_path / "notes.txt"),
+        "content": "hello",
+    }
+    assert first["w1"]["content"] == [
+        {"type": "diff", "path": str(tmp_path / "notes.txt"), "old_text": None, "new_text": "hello"}
+    ]
+    assert first["w1"]["locations"] == [{"path": str(tmp_path / "notes.txt"), "line": 1}]
+    assert (first["r1"]["tool"], first["r1"]["class"], first["r1"]["kind"]) == (
+        "Read a file",
+        "read",
+        "read",
+    )
+
+
+def test_input_sent_late_is_on_the_question(script: Script, tmp_path: Path) -> None:
+    rec, _ = recorded()
+    turn = [write(tmp_path, late=True, late_delay=0.3)]
+    acp.run(script.agent([turn]), "go", interaction=rec, cwd=tmp_path)
+    [request] = asked(rec)
+    assert request["arguments"]["content"] == "hello"
+    assert request["content"][0]["type"] == "diff"
+    assert request["locations"] == [{"path": str(tmp_path / "notes.txt"), "line": 1}]
+
+
+def test_a_question_that_never_gets_its_input_waits_a_bounded_time(
+    script: Script, tmp_path: Path
+) -> None:
+    rec, _ = recorded()
+    turn = [write(tmp_path, input={}, no_raw_input=True)]
+    started = time.monotonic()
+    acp.run(script.agent([turn]), "go", interaction=rec, cwd=tmp_path)
+    assert asked(rec)[0]["arguments"] == {}
+    assert time.monotonic() - started < acp._client.LATE_INPUT + 10
+
+
+def test_allow_answers_allow_once_and_the_call_runs(script: Script, tmp_path: Path) -> None:
+    rec, _ = recorded()
+    result = acp.run(script.agent([[write(tmp_path)]]), "go", interaction=rec, cwd=tmp_path)
+    assert [(e["outcome"], e["option"]) for e in script.events("permission")] == [
+        ("selected", "allow")
+    ]
+    assert (tmp_path / "notes.txt").read_text() == "hello"
+    assert steps(rec)["w1"] == ["pending", "ask", "register", "in_progress", "completed"]
+    [call] = result.calls
+    assert (call.status, call.decided_by, call.content[0]["type"]) == ("completed", None, "diff")
+
+
+def test_forward_always_answers_the_agents_allow_always(script: Script, tmp_path: Path) -> None:
+    rec, _ = recorded()
+    agent = script.agent([[write(tmp_path)]], forward_always=True)
+    acp.run(agent, "go", interaction=rec, cwd=tmp_path)
+    assert [e["option"] for e in script.events("permission")] == ["always"]
+
+
+def test_deny_answers_reject_once_and_the_call_ends_denied(script: Script, tmp_path: Path) -> None:
+    rec, _ = recorded(Person(deny={"Write": "no"}))
+    result = acp.run(
+        script.agent([[write(tmp_path, silent=True), {"text": "ok"}]]),
+        "go",
+        interaction=rec,
+        cwd=tmp_path,
+    )
+    assert [e["option"] for e in script.events("permission")] == ["reject"]
+    assert not (tmp_path / "notes.txt").exists()
+    assert finals(rec)["w1"]["outcome"] == "denied"
+    assert (result.calls[0].outcome, result.text) == ("denied", "ok")
+
+
+class Deciding(Person):
+    def __init__(self, decision: Allow | Deny) -> None:
+        super().__init__()
+        self.decision = decision
+
+    def decide(self, request: Request) -> Allow | Deny:
+        return self.decision
+
+
+@pytest.mark.parametrize("reason", ["expired", "interrupted"])
+def test_expired_or_interrupted_answers_cancelled(
+    script: Script, tmp_path: Path, reason: Any
+) -> None:
+    rec, _ = recorded(Deciding(Deny(reason)))
+    result = acp.run(script.agent([[write(tmp_path)]]), "go", interaction=rec, cwd=tmp_path)
+    assert [e["outcome"] for e in script.events("permission")] == ["cancelled"]
+    assert result.calls[0].outcome == reason
+    assert not (tmp_path / "notes.txt").exists()
+
+
+def test_requests_are_not_editable_and_edited_arguments_are_refused(
+    script: Script, tmp_path: Path
+) -> None:
+    rec, _ = recorded(Deciding(Allow(arguments={"file_path": "/elsewhere"})))
+    result = acp.run(script.agent([[write(tmp_path)]]), "go", interaction=rec, cwd=tmp_path)
+    assert asked(rec)[0]["editable"] is False
+    assert [e["option"] for e in script.events("permission")] == ["reject"]
+    assert result.calls[0].outcome == "invalid_arguments"
+    assert not (tmp_path / "notes.txt").exists()
+
+
+def test_a_call_the_agent_ran_without_asking_says_so(script: Script, tmp_path: Path) -> None:
+    rec, _ = recorded()
+    result = acp.run(script.agent([[bash(ask=False)]]), "go", interaction=rec, cwd=tmp_path)
+    assert not asked(rec)
+    assert running(rec)["b1"]["decided_by"] == "agent"
+    assert result.calls[0].decided_by == "agent"
+    assert steps(rec)["b1"] == ["pending", "register", "in_progress", "completed"]
+
+
+def test_in_progress_is_made_up_when_the_agent_sends_none(script: Script, tmp_path: Path) -> None:
+    rec, _ = recorded()
+    acp.run(script.agent([[bash(no_in_progress=True)]]), "go", interaction=rec, cwd=tmp_path)
+    assert steps(rec)["b1"] == ["pending", "ask", "register", "in_progress", "completed"]
+    assert running(rec)["b1"]["current_step"] == acp._client.TURN_STOPS
+
+
+def test_a_command_shows_as_a_terminal_with_its_output(script: Script, tmp_path: Path) -> None:
+    rec, _ = recorded()
+    result = acp.run(script.agent([[bash("echo hi")]]), "go", interaction=rec, cwd=tmp_path)
+    assert asked(rec)[0]["content"] == [{"type": "terminal", "command": "echo hi"}]
+    [call] = result.calls
+    assert call.content[0] == {"type": "terminal", "command": "echo hi", "output": "hi\n"}
+    assert call.result == "hi\n"
+
+
+def test_a_failed_call_ends_failed_with_its_error(script: Script, tmp_path: Path) -> None:
+    rec, _ = recorded()
+    result = acp.run(
+        script.agent([[bash(fail="no such file")]]), "go", interaction=rec, cwd=tmp_path
+    )
+    assert (result.calls[0].outcome, result.calls[0].error) == ("error", "no such file")
+
+
+def test_a_call_open_when_the_turn_ends_is_interrupted(script: Script, tmp_path: Path) -> None:
+    rec, _ = recorded()
+    turn = [{"call": {"id": "o1", "title": "Open", "kind": "other", "open": True}}]
+    result = acp.run(script.agent([turn]), "go", interaction=rec, cwd=tmp_path)
+    assert (result.calls[0].status, result.calls[0].outcome) == ("failed", "interrupted")
+
+
+def test_cancel_on_a_card_cancels_the_whole_turn(script: Script, tmp_path: Path) -> None:
+    rec, _ = recorded(Person(cancel_after=0.3))
+    turn = [bash(sleep=30), {"text": "never"}]
+    started = time.monotonic()
+    result = acp.run(script.agent([turn]), "go", interaction=rec, cwd=tmp_path)
+    assert time.monotonic() - started < 10
+    assert script.events("cancel")
+    assert [e["stop_reason"] for e in script.events("end")] == ["cancelled"]
+    assert (result.stop_reason, result.agent_stop_reason) == ("interrupted", "cancelled")
+    assert result.calls[0].outcome == "cancelled"
+    assert "whole turn" in finals(rec)["b1"]["current_step"]
+    assert "never" not in result.text
+
+
+def alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def test_interrupting_cancels_answers_cancelled_and_kills_the_group(
+    script: Script, tmp_path: Path
+) -> None:
+    waiting = Waiting()
+    rec, _ = recorded(waiting)
+    pidfile = tmp_path / "child.pid"
+    turn = acp.start(
+        script.agent([[{"spawn": str(pidfile)}, write(tmp_path)]]),
+        "go",
+        interaction=rec,
+        cwd=tmp_path,
+    )
+    assert waiting.asked.wait(20)
+    child = int(pidfile.read_text())
+    [agent_pid] = [e["pid"] for e in script.events("initialize")] or [None]
+    started = time.monotonic()
+    turn.cancel()
+    result = turn.result(timeout=10)
+    stopped = time.monotonic() - started
+    assert result.stop_reason == "interrupted"
+    assert [e["outcome"] for e in script.events("permission")] == ["cancelled"]
+    assert script.events("cancel")
+    deadline = time.monotonic() + 5
+    while alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(child), "the agent's child outlived the interrupt"
+    if agent_pid is not None:
+        assert not alive(agent_pid)
+    assert stopped < 5
+    assert result.calls[0].outcome == "interrupted"
+
+
+class Narrated(Person):
+    def __init__(self) -> None:
+        super().__init__()
+        self.plans: list[list[PlanEntry]] = []
+        self.thoughts: list[str] = []
+
+    def plan_updated(self, context: Any, entries: list[PlanEntry]) -> None:
+        self.plans.append(entries)
+
+    def thought_delta(self, context: Any, text: str) -> None:
+        self.thoughts.append(text)
+
+
+def test_text_thoughts_and_plan(script: Script, tmp_path: Path) -> None:
+    person = Narrated()
+    turn = [
+        {"thought": "Let me think. "},
+        {"plan": [{"content": "Write notes", "status": "in_progress", "priority": "high"}]},
+        {"text": "Hello, "},
+        {"text": "world."},
+        {"plan": [{"content": "Write notes", "status": "completed", "priority": "high"}]},
+    ]
+    result = acp.run(script.agent([turn]), "go", interaction=person, cwd=tmp_path)
+    assert result.text == "Hello, world."
+    assert (result.thoughts, person.thoughts) == ("Let me think. ", ["Let me think. "])
+    assert [p[0]["status"] for p in person.plans] == ["in_progress", "completed"]
+    assert result.plan == [{"content": "Write notes", "status": "completed", "priority": "high"}]
+
+
+class Answering(Person):
+    def __init__(self, answer: Picked | Answered | Unanswered) -> None:
+        super().__init__()
+        self.answer = answer
+        self.choices: list[Choice] = []
+
+    def ask_choice(self, context: Any, choice: Choice) -> Any:
+        self.choices.append(choice)
+        return self.answer
+
+
+FRUIT = {"type": "string", "title": "Fruit", "enum": ["apple", "banana"]}
+TITLED = {
+    "type": "string",
+    "oneOf": [{"const": "a", "title": "Apple"}, {"const": "b", "title": "Banana"}],
+}
+SEVERAL = {
+    "type": "array",
+    "items": {"anyOf": [{"const": "a", "title": "Apple"}, {"const": "b", "title": "Banana"}]},
+}
+
+
+@pytest.mark.parametrize(
+    ("prop", "answer", "options", "multiple", "content"),
+    [
+        (FRUIT, Picked("banana"), ["apple", "banana"], False, "banana"),
+        (TITLED, Picked("b"), ["Apple", "Banana"], False, "b"),
+        (SEVERAL, Picked("a", ("b",)), ["Apple", "Banana"], True, ["a", "b"]),
+        (FRUIT, Answered("cherry"), ["apple", "banana"], False, "cherry"),
+    ],
+    ids=["enum", "oneOf", "array", "other"],
+)
+def test_an_elicitation_is_a_choice(
+    script: Script,
+    tmp_path: Path,
+    prop: dict[str, Any],
+    answer: Any,
+    options: list[str],
+    multiple: bool,
+    content: Any,
+) -> None:
+    person = Answering(answer)
+    schema = {"type": "object", "properties": {"fruit": prop}}
+    turn = [{"ask": {"message": "Which fruit?", "schema": schema}}]
+    result = acp.run(script.agent([turn]), "go", interaction=person, cwd=tmp_path)
+    [choice] = person.choices
+    assert choice["prompt"] == "Which fruit?"
+    assert [o["label"] for o in choice["options"]] == options
+    assert bool(choice.get("multiple")) is multiple
+    [event] = script.events("elicitation")
+    assert event["answer"] == {"action": "accept", "content": {"fruit": content}}
+    assert result.calls[0].status == "completed"
+
+
+def test_an_unanswered_elicitation_is_cancelled(script: Script, tmp_path: Path) -> None:
+    person = Answering(Unanswered("expired"))
+    schema = {"type": "object", "properties": {"fruit": FRUIT}}
+    acp.run(
+        script.agent([[{"ask": {"message": "Which?", "schema": schema}}]]),
+        "go",
+        interaction=person,
+        cwd=tmp_path,
+    )
+    assert script.events("elicitation")[0]["answer"] == {"action": "cancel"}
+
+
+@pytest.mark.parametrize(
+    ("reason", "ours"),
+    [
+        ("end_turn", "end_turn"),
+        ("max_tokens", "max_tokens"),
+        ("max_turn_requests", "max_rounds"),
+        ("refusal", "refusal"),
+        ("cancelled", "interrupted"),
+    ],
+)
+def test_stop_reasons_map(script: Script, tmp_path: Path, reason: str, ours: str) -> None:
+    result = acp.run(script.agent([[{"stop": reason}]]), "go", cwd=tmp_path)
+    assert (result.stop_reason, result.agent_stop_reason) == (ours, reason)
+    assert result.output.stop_reason == reason
+
+
+def test_an_agent_that_crashes_mid_turn_names_itself_and_its_stderr(
+    script: Script, tmp_path: Path
+) -> None:
+    turn = [{"text": "starting"}, {"crash": "out of memory at step 2", "code": 7}]
+    with pytest.raises(TurnError) as caught:
+        acp.run(script.agent([turn], name="crashy"), "go", cwd=tmp_path)
+    message = str(caught.value)
+    assert "crashy exited with code 7 during the turn" in message
+    assert "out of memory at step 2" in message
+    assert caught.value.result.text == "starting"
+
+
+def test_a_session_keeps_one_agent_across_turns(script: Script, tmp_path: Path) -> None:
+    agent = script.agent([[{"text": "one"}], [{"text": "two"}]])
+    with acp.session(agent, cwd=tmp_path) as session:
+        assert session.run("first").text == "one"
+        pid = session.process.pid if session.process else None
+        assert session.run("second").text == "two"
+        assert session.process is not None
+        assert session.process.pid == pid
+    assert pid is not None
+    assert not alive(pid)
+    assert len(script.events("initialize")) == 1
+    assert [e["text"] for e in script.events("prompt")] == ["first", "second"]
+
+
+def test_a_closed_session_refuses_a_turn(script: Script, tmp_path: Path) -> None:
+    session = acp.session(script.agent([[{"text": "one"}]]), cwd=tmp_path)
+    session.close()
+    with pytest.raises(acp.AgentError, match="closed"):
+        session.run("go")
+
+
+def test_the_mode_that_asks_is_set_and_a_missing_one_is_an_error(
+    script: Script, tmp_path: Path
+) -> None:
+    acp.run(script.agent([[{"text": "x"}]]), "go", cwd=tmp_path)
+    assert [e["mode"] for e in script.events("mode")] == ["default"]
+    with pytest.raises(TurnError, match="no session mode 'plan'"):
+        acp.run(script.agent([[{"text": "x"}]], mode="plan"), "go", cwd=tmp_path)
+
+
+def test_the_agent_sees_the_kernels_environment_plus_env(
+    script: Script, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEAD_SCRIPTED_ECHO", "from the kernel")
+    acp.run(script.agent([[{"text": "x"}]]), "go", cwd=tmp_path)
+    acp.run(
+        script.agent([[{"text": "x"}]], env={"MEAD_SCRIPTED_ECHO": "given"}), "go", cwd=tmp_path
+    )
+    assert [e["env"] for e in script.events("initialize")] == ["from the kernel", "given"]
+
+
+def test_a_missing_executable_names_the_npm_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    for name, package in [
+        ("claude", "@agentclientprotocol/claude-agent-acp"),
+        ("codex", "@zed-industries/codex-acp"),
+        ("gemini", "@google/gemini-cli"),
+    ]:
+        with pytest.raises(acp.AgentNotFoundError, match=f"npm install -g {package}"):
+            acp.agent(name)
+
+
+def test_presets_ask_before_edits_and_commands(tmp_path: Path) -> None:
+    for program in ("claude-agent-acp", "codex-acp", "gemini"):
+        exe = tmp_path / program
+        exe.write_text("#!/bin/sh\n")
+        exe.chmod(0o755)
+    env = {"PATH": str(tmp_path)}
+    claude, codex, gemini = (acp.agent(n, env=env) for n in ("claude", "codex", "gemini"))
+    assert (claude.command, claude.mode) == ((str(tmp_path / "claude-agent-acp"),), "default")
+    assert codex.command == (str(tmp_path / "codex-acp"), "-c", 'approval_policy="untrusted"')
+    assert (gemini.command[1:], gemini.mode) == (("--acp",), "default")
+    assert not any(s.forward_always for s in (claude, codex, gemini))
+    own = acp.agent(command=["gemini", "--acp", "-m", "x"], env=env, name="mine")
+    assert (own.name, own.command[1:], own.mode) == ("mine", ("--acp", "-m", "x"), None)
+    assert acp.agent("claude", env=env, mode="acceptEdits").mode == "acceptEdits"
+
+
+def test_callbacks_run_one_at_a_time_on_the_callback_thread(script: Script, tmp_path: Path) -> None:
+    rec, _ = recorded()
+    turn = [{"text": "a"}, write(tmp_path), bash(), {"text": "b"}]
+    acp.run(script.agent([turn]), "go", interaction=rec, cwd=tmp_path)
+    assert not rec.overlapped
+    assert all(e.thread.startswith("mead-callbacks") for e in rec.events)
+    assert threading.active_count() < 50
+    assert os.path.exists(tmp_path / "notes.txt")
+
+
+def test_a_question_before_any_tool_call_begins_the_call(script: Script, tmp_path: Path) -> None:
+    rec, _ = recorded()
+    result = acp.run(script.agent([[bash(ask_first=True)]]), "go", interaction=rec, cwd=tmp_path)
+    assert steps(rec)["b1"] == ["pending", "ask", "register", "in_progress", "completed"]
+    assert asked(rec)[0]["content"] == [{"type": "terminal", "command": "echo hi"}]
+    assert result.calls[0].status == "completed"
+
+
+def test_a_session_starts_a_new_agent_after_an_interrupt(script: Script, tmp_path: Path) -> None:
+    waiting = Waiting()
+    agent = script.agent([[write(tmp_path)]])
+    with acp.session(agent, cwd=tmp_path) as session:
+        turn = session.start("first", interaction=waiting)
+        assert waiting.asked.wait(20)
+        turn.cancel()
+        assert turn.result(timeout=10).stop_reason == "interrupted"
+        again = session.run("second", interaction=Person())
+    # A new agent and a new ACP session: it plays its script from the start.
+    assert [c.status for c in again.calls] == ["completed"]
+    first, second = script.events("initialize")
+    assert first["pid"] != second["pid"]
+    assert not alive(first["pid"])
