@@ -33,7 +33,9 @@ from typing import Any
 from jupyter_client.manager import KernelManager
 
 DELIMITER = b"<IDS|MSG>"
-WHOLE_STATE = re.compile(rb'"method":\s*"update"')
+STATE_UPDATE = re.compile(rb'"method":\s*"update",\s*"state":\s*\{\s*"([^"]*)"')
+COMM_ID = re.compile(rb'"comm_id":\s*"([^"]+)"')
+DISPLAY_ID = re.compile(rb'"display_id":\s*"([^"]+)"')
 
 FRAGMENTS_SOURCE = """
 def make_fragments(n):
@@ -224,7 +226,7 @@ def execute(km: KernelManager, kc: Any, code: str, timeout: float = 600.0) -> Ru
     started = time.perf_counter()
     msg_id = kc.execute(code, store_history=False)
     frames: list[Frame] = []
-    last_whole: Frame | None = None
+    last_whole: dict[tuple[bytes, ...], Frame] = {}
     deadline = time.monotonic() + timeout
     idle = False
     while not idle:
@@ -237,12 +239,14 @@ def execute(km: KernelManager, kc: Any, code: str, timeout: float = 600.0) -> Ru
         header = json.loads(raw[i + 2])
         parent = json.loads(raw[i + 3])
         frame = Frame(sum(len(p) for p in raw), header, parent, raw[i + 5])
-        if _replaces_whole(frame):
-            # Only the last whole-state message matters; dropping the earlier ones
-            # keeps the client's memory bounded (the old ways send O(n^2) bytes).
-            if last_whole is not None:
-                last_whole.content = b""
-            last_whole = frame
+        slot = _replaces(frame)
+        if slot is not None:
+            # Only the last of the messages that replace the same thing matters;
+            # dropping the earlier ones' content keeps the client's memory bounded
+            # (the old ways send O(n^2) bytes).
+            if slot in last_whole:
+                last_whole[slot].content = b""
+            last_whole[slot] = frame
         frames.append(frame)
         if header["msg_type"] == "status" and parent.get("msg_id") == msg_id:
             idle = json.loads(raw[i + 5])["execution_state"] == "idle"
@@ -255,11 +259,21 @@ def execute(km: KernelManager, kc: Any, code: str, timeout: float = 600.0) -> Ru
     return Run(seconds, turn_seconds, frames)
 
 
-def _replaces_whole(frame: Frame) -> bool:
+def _replaces(frame: Frame) -> tuple[bytes, ...] | None:
+    """What a later message of this slot replaces wholly: a display (by its id), or a
+    comm's state update that starts with the same trait (by comm and trait)."""
     kind = frame.header["msg_type"]
+    tail = frame.content[-300:]
     if kind == "update_display_data":
-        return True
-    return kind == "comm_msg" and WHOLE_STATE.search(frame.content[:200]) is not None
+        found = DISPLAY_ID.search(tail)
+        return (b"display", found.group(1)) if found else None
+    if kind != "comm_msg":
+        return None
+    update = STATE_UPDATE.search(frame.content[:200])
+    comm = COMM_ID.search(tail)
+    if update is None or comm is None:
+        return None
+    return (b"comm", comm.group(1), update.group(1))
 
 
 def comm_payloads(run: Run) -> list[tuple[datetime, dict[str, Any]]]:
