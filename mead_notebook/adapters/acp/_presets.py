@@ -31,7 +31,7 @@ class Preset:
 
 PRESETS: dict[str, Preset] = {
     # Its default mode may be ``auto`` (commands run without asking): ask for ``default``.
-    "claude": Preset("claude-agent-acp", "@agentclientprotocol/claude-agent-acp", mode="default"),
+    "claude": Preset("claude-agent-acp", "@zed-industries/claude-agent-acp", mode="default"),
     # With default settings Codex runs commands without asking anyone.
     "codex": Preset(
         "codex-acp", "@zed-industries/codex-acp", args=("-c", 'approval_policy="untrusted"')

@@ -427,7 +427,7 @@ def test_the_agent_sees_the_kernels_environment_plus_env(
 def test_a_missing_executable_names_the_npm_package(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
     for name, package in [
-        ("claude", "@agentclientprotocol/claude-agent-acp"),
+        ("claude", "@zed-industries/claude-agent-acp"),
         ("codex", "@zed-industries/codex-acp"),
         ("gemini", "@google/gemini-cli"),
     ]:
