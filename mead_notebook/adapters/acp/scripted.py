@@ -16,7 +16,8 @@ permission; ``ask_first``: before any ``tool_call``), ``late`` (the input follow
 a later update), ``write`` ``{path, content}`` / ``run`` (a shell command) done
 for real once allowed, ``result`` or ``fail``, ``sleep`` (seconds it runs),
 ``no_in_progress``, ``open`` (never finishes), ``silent`` (no final update after a
-reject). A reject goes on (``reject_ends_turn``: ends the turn ``cancelled``); a
+reject), ``does`` (logged as ``did`` once it runs). Each call's end is logged as
+``told`` ``{id, text, error}``: what the agent learned of it. A reject goes on (``reject_ends_turn``: ends the turn ``cancelled``); a
 cancelled question ends the turn ``cancelled``.
 
 Run as ``python -m mead_notebook.adapters.acp.scripted SCRIPT [LOG.jsonl]`` (SCRIPT: the
@@ -190,6 +191,8 @@ class _Scripted:
         )
         dumped = answer.model_dump(mode="json", exclude_none=True)
         self.log("elicitation", answer=dumped)
+        told = json.dumps(dumped)
+        self.log("told", id=spec.get("id"), text=told, error=dumped.get("action") != "accept")
         await self.send(session_id, acp.update_agent_message_text(f"answer: {json.dumps(dumped)}"))
         return None
 
@@ -243,9 +246,11 @@ class _Scripted:
             option = getattr(outcome, "option_id", None)
             self.log("permission", id=call_id, outcome=outcome.outcome, option=option)
             if outcome.outcome == "cancelled":
+                self.log("told", id=call_id, text="cancelled", error=True)
                 return "cancelled"
             allowed = option in ("allow", "always")
             if not allowed:
+                self.log("told", id=call_id, text="rejected", error=True)
                 if not spec.get("silent"):
                     await self.send(
                         session_id,
@@ -263,15 +268,21 @@ class _Scripted:
         if not spec.get("no_in_progress"):
             await self.send(session_id, acp.update_tool_call(call_id, status="in_progress"))
         if spec.get("sleep") and await self.pause(float(spec["sleep"])):
+            self.log("told", id=call_id, text="cancelled", error=True)
             return "cancelled"
         output = self.perform(spec)
+        if "does" in spec:
+            self.log("did", id=call_id, text=spec["does"])
         if "fail" in spec:
+            self.log("told", id=call_id, text=str(spec["fail"]), error=True)
             failed = [acp.tool_content(acp.text_block(str(spec["fail"])))]
             await self.send(
                 session_id, acp.update_tool_call(call_id, status="failed", content=failed)
             )
             return None
-        done = [acp.tool_content(acp.text_block(str(spec.get("result", output))))]
+        said = str(spec.get("result", output))
+        self.log("told", id=call_id, text=said, error=False)
+        done = [acp.tool_content(acp.text_block(said))]
         await self.send(
             session_id,
             acp.update_tool_call(call_id, status="completed", content=done, raw_output=output),
