@@ -17,8 +17,9 @@ a later update), ``write`` ``{path, content}`` / ``run`` (a shell command) done
 for real once allowed, ``result`` or ``fail``, ``sleep`` (seconds it runs),
 ``no_in_progress``, ``open`` (never finishes), ``silent`` (no final update after a
 reject), ``does`` (logged as ``did`` once it runs). Each call's end is logged as
-``told`` ``{id, text, error}``: what the agent learned of it. A reject goes on (``reject_ends_turn``: ends the turn ``cancelled``); a
-cancelled question ends the turn ``cancelled``.
+``told`` ``{id, text, error}``: what the agent learned of it. A reject goes on
+(``reject_ends_turn``: ends the turn ``cancelled``); a cancelled question ends the
+turn ``cancelled``.
 
 Run as ``python -m mead_notebook.adapters.acp.scripted SCRIPT [LOG.jsonl]`` (SCRIPT: the
 turns as JSON, or a file holding them);
