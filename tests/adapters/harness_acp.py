@@ -9,6 +9,7 @@ each call (``told``) and what its tools did (``ran``) from the agent's log.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import tempfile
 from pathlib import Path
@@ -94,6 +95,28 @@ def script_of(replies: Replies) -> list[list[dict[str, Any]]]:
     return [steps]
 
 
+class _Agent:
+    """One scripted agent and session for every test: it plays the turn its file holds."""
+
+    def __init__(self) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="mead-acp-"))
+        self.log = self.dir / "agent.jsonl"
+        self.turn = self.dir / "turn.json"
+        agent = acp.scripted_agent([], log=self.log)
+        command = (*agent.command[:-2], f"@{self.turn}", str(self.log))
+        self.session = acp.session(dataclasses.replace(agent, command=command), cwd=self.dir)
+
+
+_shared: _Agent | None = None
+
+
+def _agent() -> _Agent:
+    global _shared
+    if _shared is None:
+        _shared = _Agent()
+    return _shared
+
+
 class Harness:
     name = "acp"
     server = "scripted"
@@ -118,13 +141,16 @@ class Harness:
     )
 
     def __init__(self) -> None:
-        self.dir = Path(tempfile.mkdtemp(prefix="mead-acp-"))
-        self.log = self.dir / "agent.jsonl"
+        self.agent = _agent()
+        self.log = self.agent.log
+        self.seen = 0
 
     def events(self, name: str) -> list[dict[str, Any]]:
+        """This test's events of the agent's log."""
         if not self.log.exists():
             return []
-        found = [json.loads(line) for line in self.log.read_text().splitlines()]
+        lines = self.log.read_text().splitlines()[self.seen :]
+        found = [json.loads(line) for line in lines]
         return [e for e in found if e["event"] == name]
 
     @property
@@ -132,8 +158,10 @@ class Harness:
         return [e["text"] for e in self.events("did")]
 
     def start(self, replies: Replies, interaction: Any) -> Turn[AgentResult]:
-        agent = acp.scripted_agent(script_of(replies), log=self.log)
-        turn: Turn[AgentResult] = acp.start(agent, "go", interaction=interaction, cwd=self.dir)
+        [steps] = script_of(replies)
+        self.agent.turn.write_text(json.dumps(steps))
+        self.seen = len(self.log.read_text().splitlines()) if self.log.exists() else 0
+        turn: Turn[AgentResult] = self.agent.session.start("go", interaction=interaction)
         return turn
 
     def told(self) -> dict[str, Told]:

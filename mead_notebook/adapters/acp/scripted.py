@@ -22,7 +22,8 @@ reject), ``does`` (logged as ``did`` once it runs). Each call's end is logged as
 turn ``cancelled``.
 
 Run as ``python -m mead_notebook.adapters.acp.scripted SCRIPT [LOG.jsonl]`` (SCRIPT: the
-turns as JSON, or a file holding them);
+turns as JSON, a file holding them, or ``@FILE``: a file holding one turn's steps,
+read again at every prompt, so that one agent can play a new turn each time);
 with a log, every answer it receives is written there as a JSON line.
 """
 
@@ -47,9 +48,15 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     args = list(sys.argv[1:] if argv is None else argv)
     given = args[0]
-    turns = json.loads(given if given.lstrip().startswith("[") else Path(given).read_text())
     log = Path(args[1]) if len(args) > 1 else None
-    asyncio.run(acp.run_agent(cast(Any, _Scripted(turns, log)), use_unstable_protocol=True))
+    agent = _Scripted([], log)
+    if given.startswith("@"):
+        agent.each = Path(given[1:])
+    else:
+        agent.turns = json.loads(
+            given if given.lstrip().startswith("[") else Path(given).read_text()
+        )
+    asyncio.run(acp.run_agent(cast(Any, agent), use_unstable_protocol=True))
 
 
 class _Scripted:
@@ -57,6 +64,7 @@ class _Scripted:
 
     def __init__(self, turns: list[list[dict[str, Any]]], log: Path | None) -> None:
         self.turns = turns
+        self.each: Path | None = None
         self.log_path = log
         self.conn: Any = None
         self.turn = 0
@@ -117,7 +125,12 @@ class _Scripted:
         self.cancelled.clear()
         text = "".join(getattr(block, "text", "") for block in prompt)
         self.log("prompt", text=text)
-        steps = self.turns[self.turn] if self.turn < len(self.turns) else [{"text": "(no script)"}]
+        if self.each is not None:
+            steps = json.loads(self.each.read_text())
+        elif self.turn < len(self.turns):
+            steps = self.turns[self.turn]
+        else:
+            steps = [{"text": "(no script)"}]
         self.turn += 1
         reason = "end_turn"
         for step in steps:
