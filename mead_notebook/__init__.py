@@ -34,7 +34,7 @@ from .interaction import (
     Unanswered,
     Update,
 )
-from .model import Message, Model, ScriptedModel, ToolCall, ToolSpec
+from .model import Message, Model, ScriptedModel, Thought, ToolCall, ToolSpec
 from .router import Router
 from .tools import Tool, ToolSource, tool
 from .turn import CallRecord, Turn, TurnResult
@@ -75,6 +75,7 @@ __all__ = [
     "Request",
     "Router",
     "ScriptedModel",
+    "Thought",
     "Tool",
     "ToolArgumentError",
     "ToolCall",

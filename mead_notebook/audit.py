@@ -2,8 +2,10 @@
 
 ``NotebookInteraction(audit="path")`` appends one line when a question is
 decided (who decided: ``person``, ``policy``, ``rule``, ``timeout``,
-``fallback`` when nobody was there, or ``kernel``; with the arguments as asked
-and as approved) and one when the call ends (its status and outcome). Each line
+``fallback`` when nobody was there, ``kernel``, or ``agent`` for a call the
+agent ran under its own rules without asking; with the arguments as asked and
+as approved, and what the call said it would do: its ``tool_kind``,
+``content`` blocks and ``locations``) and one when the call ends (its status and outcome). Each line
 is written and flushed at once, so a kernel that dies mid-turn loses nothing
 already decided. :func:`read` joins the lines into one record per call.
 """
@@ -32,7 +34,10 @@ FIELDS = (
     "tool",
     "server",
     "class",
+    "tool_kind",
     "arguments",
+    "content",
+    "locations",
     "approved_arguments",
     "prompt",
     "asked_at",

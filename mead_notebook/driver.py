@@ -52,6 +52,7 @@ from .interaction import (
     Update,
     class_of,
     kind_of,
+    outcome_of,
 )
 from .interaction import resolve as resolve_interaction
 from .turn import CallRecord, TurnResult
@@ -65,12 +66,6 @@ SHORT = 500
 """Longest ``result``/``error`` string an update carries, in characters."""
 NOT_CANCELLABLE = "running (this call cannot be cancelled)"
 """The step of a running call that nothing can stop (``running(..., cancellable=False)``)."""
-
-_DENIED: dict[str, Outcome] = {
-    "rejected": "denied",
-    "expired": "expired",
-    "interrupted": "interrupted",
-}
 
 
 def short(value: object) -> str | None:
@@ -287,7 +282,7 @@ class TurnDriver:
             note = f": {decision.message}" if decision.message else ""
             self.fail(
                 record,
-                _DENIED.get(decision.reason, "denied"),
+                outcome_of(decision),
                 f"Permission to run {record.tool} was denied ({decision.reason}){note}. "
                 "The tool did not run.",
                 step=f"denied ({decision.reason}){note}",

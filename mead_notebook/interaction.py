@@ -72,6 +72,7 @@ __all__ = [
     "Unanswered",
     "Update",
     "class_of",
+    "outcome_of",
 ]
 
 ToolClass = Literal["read", "effect"]
@@ -330,6 +331,25 @@ class Unanswered:
     """A question that got no answer."""
 
     reason: Literal["expired", "no_answer", "interrupted"] = "no_answer"
+
+
+_DENIED: dict[str, Outcome] = {
+    "rejected": "denied",
+    "expired": "expired",
+    "interrupted": "interrupted",
+}
+_UNANSWERED: dict[str, Outcome] = {
+    "expired": "expired",
+    "interrupted": "interrupted",
+    "no_answer": "no_answer",
+}
+
+
+def outcome_of(settled: Deny | Unanswered) -> Outcome:
+    """How a call ends when its question was settled this way (a refusal or no answer)."""
+    if isinstance(settled, Deny):
+        return _DENIED.get(settled.reason, "denied")
+    return _UNANSWERED.get(settled.reason, "no_answer")
 
 
 CALLBACKS: tuple[str, ...] = (

@@ -14,6 +14,7 @@ __all__ = [
     "Model",
     "ModelError",
     "ScriptedModel",
+    "Thought",
     "ToolCall",
     "ToolSpec",
 ]
@@ -44,15 +45,23 @@ class ToolCall:
     id: str | None = None
 
 
-ReplyItem = str | ToolCall
+@dataclass(frozen=True)
+class Thought:
+    """A fragment of the model's reasoning: shown apart, never part of the answer's text."""
+
+    text: str
+
+
+ReplyItem = str | ToolCall | Thought
 
 
 @runtime_checkable
 class Model(Protocol):
     """Produces the next reply of a conversation.
 
-    ``reply`` yields text fragments (``str``) as they arrive and ``ToolCall`` items,
-    complete with their arguments. ``streaming`` says whether text fragments come
+    ``reply`` yields text fragments (``str``) as they arrive, ``Thought`` fragments
+    of its reasoning when it streams any, and ``ToolCall`` items, complete with
+    their arguments. ``streaming`` says whether text fragments come
     as they are produced; a model that does not stream yields its text in one piece
     and the router sends no ``text_delta`` for it. Failures raise ``ModelError``.
     """
@@ -65,27 +74,28 @@ class Model(Protocol):
     ) -> Iterable[ReplyItem]: ...
 
 
-Script = Sequence[Sequence[ReplyItem]] | Callable[[Sequence[Message]], Sequence[ReplyItem]]
+ScriptedReplies = Sequence[Sequence[ReplyItem]] | Callable[[Sequence[Message]], Sequence[ReplyItem]]
+"""What a ``ScriptedModel`` plays: a list of replies, or a function of the conversation."""
 
 
 class ScriptedModel:
     """The offline default model: plays back replies written in advance.
 
-    Give it a list of replies, each a list of text fragments (streamed one by one)
-    and ``ToolCall`` items, or a function of the conversation that returns the next
-    reply. Each reply is used once; asking past the end is a ``ModelError``.
+    Give it a list of replies, each a list of text fragments (streamed one by one),
+    ``Thought`` fragments and ``ToolCall`` items, or a function of the conversation
+    that returns the next reply. Each reply is used once; asking past the end is a ``ModelError``.
     """
 
     name = "scripted"
 
-    def __init__(self, script: Script, *, streaming: bool = True) -> None:
+    def __init__(self, script: ScriptedReplies, *, streaming: bool = True) -> None:
         if not callable(script):
             script = [list(reply) for reply in script]
             for reply in script:
                 for item in reply:
-                    if not isinstance(item, (str, ToolCall)):
+                    if not isinstance(item, (str, ToolCall, Thought)):
                         raise TypeError(
-                            f"a scripted reply holds str and ToolCall items, not {item!r}"
+                            f"a scripted reply holds str, Thought and ToolCall items, not {item!r}"
                         )
         self._script = script
         self._used = 0
@@ -118,6 +128,9 @@ class ScriptedModel:
         if self.streaming:
             yield from items
             return
+        thought = "".join(i.text for i in items if isinstance(i, Thought))
+        if thought:
+            yield Thought(thought)
         text = "".join(i for i in items if isinstance(i, str))
         if text:
             yield text

@@ -1,7 +1,7 @@
 """Policies: rules that stand in for a person.
 
 A policy is any object with ``decide(request) -> Allow | Deny | None`` (the
-:class:`~mead_notebook.interaction.Policy` shape). ``NotebookInteraction`` takes
+:class:`~mead_notebook.Policy` protocol). ``NotebookInteraction`` takes
 one as ``policy=`` (settle what it has a rule for, ask the person the rest) and
 as ``fallback=`` (decide when nobody is there; ``None`` denies). The classes
 here are also complete interactions: standing alone, a request without a rule is
@@ -10,19 +10,28 @@ denied and questions go unanswered (``no_answer``).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from typing import Any
 
 from . import interaction
 from .calls import Call
-from .interaction import Allow, Choice, Deny, Picked, Request, Unanswered, Update
+from .interaction import Allow, Answered, Choice, Deny, Picked, Request, Unanswered, Update
 from .testing import Recorded, Recording
 
-__all__ = ["AllowAll", "AllowList", "AllowReads", "DenyAll", "Policy", "Recorded", "Recording"]
+__all__ = [
+    "AllowAll",
+    "AllowList",
+    "AllowReads",
+    "DenyAll",
+    "PolicyInteraction",
+    "Recorded",
+    "Recording",
+]
 
 
-class Policy(interaction.Policy):
-    """Base of the rule-based policies: override ``decide``; also a complete interaction."""
+class PolicyInteraction(interaction.Policy):
+    """A policy that is also a complete interaction: subclass it and override ``decide``."""
 
     def decide(self, request: Request) -> Allow | Deny | None:
         """The decision for ``request``, or ``None`` when the rule has none."""
@@ -38,7 +47,7 @@ class Policy(interaction.Policy):
     def register_call(self, context: Any, tool_call_id: str, call: Call) -> None:
         return None
 
-    def ask_choice(self, context: Any, choice: Choice) -> Picked | Unanswered:
+    def ask_choice(self, context: Any, choice: Choice) -> Picked | Answered | Unanswered:
         return Unanswered("no_answer")
 
     def text_delta(self, context: Any, text: str) -> None:
@@ -48,28 +57,28 @@ class Policy(interaction.Policy):
         return f"{type(self).__name__}()"
 
 
-class AllowAll(Policy):
+class AllowAll(PolicyInteraction):
     """Allow every call."""
 
     def decide(self, request: Request) -> Allow:
         return Allow()
 
 
-class DenyAll(Policy):
+class DenyAll(PolicyInteraction):
     """Deny every call."""
 
     def decide(self, request: Request) -> Deny:
         return Deny("rejected")
 
 
-class AllowReads(Policy):
+class AllowReads(PolicyInteraction):
     """Allow calls of class ``read``; anything else has no rule (denied when standing alone)."""
 
     def decide(self, request: Request) -> Allow | None:
         return Allow() if request["class"] == "read" else None
 
 
-class AllowList(Policy):
+class AllowList(PolicyInteraction):
     """Allow the listed tools and every tool of the listed servers; nothing else."""
 
     def __init__(self, tools: Iterable[str] = (), servers: Iterable[str] = ()) -> None:
@@ -83,3 +92,15 @@ class AllowList(Policy):
 
     def __repr__(self) -> str:
         return f"AllowList(tools={sorted(self.tools)}, servers={sorted(self.servers)})"
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Policy":
+        warnings.warn(
+            "mead_notebook.policies.Policy is now PolicyInteraction "
+            "(mead_notebook.Policy is the protocol every policy fits)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return PolicyInteraction
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,16 +9,15 @@ from collections.abc import Iterable, Sequence
 
 from .ask_user import ASK_USER
 from .driver import TurnDriver
-from .errors import TurnError
 from .model import Message, Model
 from .runner import TurnRunner
 from .tools import Tool, split_tools
-from .turn import CallRecord, Turn, TurnResult
+from .turn import Turn, TurnResult
 
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
 
-__all__ = ["ASK_USER", "CallRecord", "Router", "Turn", "TurnError", "TurnResult"]
+__all__ = ["Router"]
 
 
 class Router:

@@ -14,8 +14,8 @@ from .calls import Call, CallEvent
 from .driver import TurnDriver
 from .errors import ModelError, ToolArgumentError, TurnError
 from .interaction import Deny
-from .model import Message, Model, ToolCall, ToolSpec
-from .tools import Tool, result_text, spec_of
+from .model import Message, Model, Thought, ToolCall, ToolSpec
+from .tools import Tool, preview, result_text, spec_of
 from .turn import POLL_INTERVAL, CallRecord, TurnResult
 
 if TYPE_CHECKING:
@@ -106,6 +106,8 @@ class TurnRunner:
                     if item:
                         parts.append(item)
                         text(item, stream=stream)
+                elif isinstance(item, Thought):
+                    self.driver.thought(item.text)
                 elif isinstance(item, ToolCall):
                     if item.id is None:
                         item = ToolCall(item.name, item.arguments, self.router._next_id())
@@ -113,7 +115,8 @@ class TurnRunner:
                 else:
                     raise ModelError(
                         _model_name(model),
-                        f"the model produced {type(item).__name__}, not text or a tool call",
+                        f"the model produced {type(item).__name__}, "
+                        "not text, a thought or a tool call",
                     )
         except (_Cancelled, KeyboardInterrupt):
             raise
@@ -136,12 +139,14 @@ class TurnRunner:
             return _tool_message(tool_call_id, content, error=is_error)
         t = self.tools.get(tc.name)
         arguments = tc.arguments if isinstance(tc.arguments, dict) else {}
+        kind = t.kind if isinstance(t, preview.Previewing) else None
         record = self.driver.begin(
             tool_call_id,
             tc.name,
             t.server if t else "",
             t.tool_class if t else "effect",
             arguments,
+            kind=kind,
         )
         try:
             return self._run_tool(tc, t, record)
@@ -163,6 +168,9 @@ class TurnRunner:
             arguments = t.validate(tc.arguments)
         except ToolArgumentError as exc:
             return self._fail(record, "invalid_arguments", f"Invalid arguments for {t.name}: {exc}")
+        shown = preview.of(t, arguments)
+        if shown.content or shown.locations:
+            self.driver.describe(record, content=shown.content, locations=shown.locations)
         decision = self.driver.permission(record, t.parameters)
         self._check_cancelled()
         if isinstance(decision, Deny):

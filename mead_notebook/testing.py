@@ -14,6 +14,7 @@ from .interaction import (
     Deny,
     Interaction,
     Picked,
+    PlanEntry,
     Request,
     Unanswered,
     Update,
@@ -37,6 +38,8 @@ class Recording:
     """Wraps an interaction and records every callback, its answer and its thread.
 
     For tests and audit. ``overlapped`` becomes true if two callbacks ever ran at once.
+    Plans and thoughts are recorded too, and passed on only to an inner
+    interaction that implements :class:`~mead_notebook.PlanAndThoughts`.
     """
 
     def __init__(self, inner: Interaction | None = None) -> None:
@@ -56,7 +59,8 @@ class Recording:
             self._busy.acquire()
         thread = threading.current_thread()
         try:
-            result = getattr(self.inner, name)(*args)
+            inner = getattr(self.inner, name, None)
+            result = inner(*args) if inner is not None else None
         except BaseException as exc:
             self.events.append(Recorded(name, args[1:], exc, thread.name, thread.ident or 0))
             raise
@@ -81,6 +85,14 @@ class Recording:
 
     def text_delta(self, context: Any, text: str) -> None:
         self._record("text_delta", context, text)
+
+    def plan_updated(self, context: Any, entries: list[PlanEntry]) -> None:
+        """Recorded; passed on when the inner interaction hears plans."""
+        self._record("plan_updated", context, [dict(e) for e in entries])
+
+    def thought_delta(self, context: Any, text: str) -> None:
+        """Recorded; passed on when the inner interaction hears thoughts."""
+        self._record("thought_delta", context, text)
 
     def __repr__(self) -> str:
         return f"Recording({self.inner!r}, {len(self.events)} events)"

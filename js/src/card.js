@@ -4,8 +4,10 @@
 // click; a running card, or one waiting for an answer, is always open. A card
 // whose question is a choice (`ask_user`) reads as a question, not as a tool.
 
+import { CLASS_HINT, KIND_HINT } from "./constants.gen.js";
+import { contentEl } from "./content.js";
 import { h, prettyJson, setAttr, setShown, setText } from "./dom.js";
-import { OUTCOME_LABEL, lookup } from "./labels.js";
+import { OUTCOME_LABEL, badgeKind, lookup } from "./labels.js";
 import { buildQuestion, cssToken, questionKey, validOptions } from "./question.js";
 import { isObject, stringOr } from "./state.js";
 import { decisionText, isChoice, isFinished, oneLineJson, pickedIds, statusLabel } from "./transcript.js";
@@ -60,6 +62,7 @@ export class CardView {
     this.expanded = null;
     this.collapsible = false;
     this.optionsKey = "";
+    this.contentKey = "";
 
     const titleId = ctx.uid();
     const bodyId = ctx.uid();
@@ -87,9 +90,11 @@ export class CardView {
     this.details = h("details", { class: "mead-details" }, [h("summary", { text: "Arguments" }), this.argsPre]);
     this.result = h("p", { class: "mead-result" });
     this.error = h("p", { class: "mead-error" });
+    this.contentSlot = h("div", { class: "mead-content-slot", hidden: true });
     this.questionSlot = h("div", { class: "mead-question-slot" });
     this.options = h("ul", { class: "mead-choice-options", "aria-label": "Options" });
     this.body = h("div", { class: "mead-card-body", id: bodyId }, [
+      this.contentSlot,
       this.questionSlot,
       this.options,
       this.step,
@@ -174,9 +179,11 @@ export class CardView {
     // A question names no tool, server or arguments: they are the question itself.
     setText(this.where, choice ? "" : server ? `${tool} · ${server}` : tool);
     setShown(this.where, !choice);
-    setText(this.badge, choice ? "" : toolClass);
-    setAttr(this.badge, "class", `mead-badge mead-class-${toolClass}`);
-    setAttr(this.badge, "title", toolClass === "read" ? "Reads only" : "Can change things");
+    const kind = badgeKind(card);
+    setText(this.badge, choice ? "" : kind || toolClass);
+    setAttr(this.badge, "class", `mead-badge mead-class-${toolClass}${kind ? ` mead-kind-${cssToken(kind)}` : ""}`);
+    const hint = lookup(KIND_HINT, kind) || lookup(CLASS_HINT, toolClass);
+    setAttr(this.badge, "title", hint ? hint.charAt(0).toUpperCase() + hint.slice(1) : null);
     setShown(this.badge, !choice);
     setText(this.status, label);
     setAttr(this.toggle, "aria-label", `Details of ${choice ? "the question" : title}`);
@@ -217,6 +224,7 @@ export class CardView {
     setText(this.error, error ? `Error: ${error}` : "");
     setShown(this.error, error !== "" && !(choice && card.outcome === "no_answer"));
 
+    this.updateContent(card);
     this.updateQuestion(card);
     this.updateOptions(choice && question !== null && decision !== "" ? question : null);
 
@@ -224,6 +232,22 @@ export class CardView {
     if (!collapsible) this.expanded = null;
     this.collapsible = collapsible;
     this.layoutCollapse();
+  }
+
+  /**
+   * What the call will do (diffs, commands, text, locations); rebuilt only when it changed,
+   * so an unfolded diff stays unfolded.
+   * @param {Card} card
+   */
+  updateContent(card) {
+    const content = Array.isArray(card.content) ? card.content : [];
+    const locations = Array.isArray(card.locations) ? card.locations : [];
+    const key = content.length || locations.length ? JSON.stringify([content, locations]) : "";
+    if (key === this.contentKey) return;
+    this.contentKey = key;
+    const el = key ? contentEl(content, locations) : null;
+    this.contentSlot.replaceChildren(...(el ? [el] : []));
+    setShown(this.contentSlot, el !== null);
   }
 
   /** @param {Card} card */

@@ -2,6 +2,7 @@
 // `multiple`), an "Other" answer in the person's own words, and Submit.
 // Other text, when given, is sent instead of the options.
 
+import { MAX_TEXT } from "./constants.gen.js";
 import { countdownFor, focusElement, questionSection, setDisabled, validOptions } from "./controls.js";
 import { h, setShown, setText } from "./dom.js";
 import { listenForShortcuts } from "./keys.js";
@@ -12,7 +13,7 @@ import { listenForShortcuts } from "./keys.js";
 /** @typedef {import("./model").ViewContext} ViewContext */
 
 /** Longest Other answer, in characters (the kernel keeps no more). */
-export const MAX_OTHER = 2000;
+export const MAX_OTHER = MAX_TEXT;
 
 /**
  * @param {ViewContext} ctx

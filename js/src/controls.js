@@ -4,7 +4,7 @@
 import { h } from "./dom.js";
 import { isObject } from "./state.js";
 
-/** @typedef {import("./model").Option} Option */
+/** @typedef {import("./model").ChoiceOption} Option */
 /** @typedef {import("./model").Question} Question */
 /** @typedef {import("./model").ViewContext} ViewContext */
 

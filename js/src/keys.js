@@ -1,119 +1,30 @@
 // Keyboard answers to a focused question: Enter allows (or submits a choice),
 // Escape denies, 1-9 pick a choice's options. Keys typed into a field are text,
-// never answers; and Enter never allows a call that may delete or overwrite.
+// never answers; and Enter never allows a call whose kind may change or destroy
+// something (the kernel's DESTRUCTIVE_KINDS).
 
+import { DESTRUCTIVE_KINDS, READ_KINDS } from "./constants.gen.js";
 import { isTextField } from "./dom.js";
-import { isObject } from "./state.js";
 
 /** @typedef {import("./model").Card} Card */
 
-/**
- * Stems of the words that make a call look like it deletes or overwrites:
- * delete, remove, rm, rmdir, del, unlink, drop, truncate, overwrite, clobber,
- * destroy, destruct(ive), kill, wipe, erase, purge, reset, force, shred.
- * A word of the tool's name, title, argument names or string values matches a
- * stem it starts with ("deleted", "overwriting", "--force"); stems shorter than
- * four letters must match a whole word ("rm", not "rmb").
- */
-export const DESTRUCTIVE_STEMS = Object.freeze([
-  "delet",
-  "remov",
-  "rm",
-  "rmdir",
-  "del",
-  "unlink",
-  "drop",
-  "truncat",
-  "overwrit",
-  "clobber",
-  "destroy",
-  "destruct",
-  "kill",
-  "wipe",
-  "wiping",
-  "eras",
-  "purg",
-  "reset",
-  "forc",
-  "shred",
-]);
-
-/** Arguments bigger than this are not read word by word: the call counts as destructive. */
-const MAX_STRINGS = 2000;
-const MAX_DEPTH = 12;
+const DESTRUCTIVE = new Set(DESTRUCTIVE_KINDS);
+const READING = new Set(READ_KINDS);
 
 /**
- * The lower-case words of a name or text: "deleteFile", "delete_file" and
- * "rm -rf /" give ["delete", "file"], ["delete", "file"] and ["rm", "rf"].
- * @param {string} text
- * @returns {string[]}
- */
-export function words(text) {
-  return text
-    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .filter((w) => w !== "");
-}
-
-/**
- * Whether a word is one of `DESTRUCTIVE_STEMS`' words.
- * @param {string} word lower case
- */
-function destructiveWord(word) {
-  return DESTRUCTIVE_STEMS.some((stem) => (stem.length < 4 ? word === stem : word.startsWith(stem)));
-}
-
-/**
- * Whether some text holds a destructive word.
- * @param {string} text
- */
-export function soundsDestructive(text) {
-  return words(text).some(destructiveWord);
-}
-
-/**
- * Whether the arguments name or say something destructive: a key (unless its
- * value is false, null, 0 or "", like `{"overwrite": false}`) or a string value.
- * Arguments too big or deep to read count as destructive.
- * @param {unknown} args
- * @returns {boolean}
- */
-export function argumentsSoundDestructive(args) {
-  let budget = MAX_STRINGS;
-  /**
-   * @param {unknown} value
-   * @param {number} depth
-   * @returns {boolean}
-   */
-  const visit = (value, depth) => {
-    if (depth > MAX_DEPTH || --budget < 0) return true;
-    if (typeof value === "string") return soundsDestructive(value);
-    if (Array.isArray(value)) return value.some((item) => visit(item, depth + 1));
-    if (isObject(value)) {
-      return Object.entries(value).some(([key, item]) => {
-        if (--budget < 0) return true;
-        const off = item === false || item === null || item === 0 || item === "";
-        return (!off && soundsDestructive(key)) || visit(item, depth + 1);
-      });
-    }
-    return false;
-  };
-  return visit(args, 0);
-}
-
-/**
- * Whether Enter may allow this card's call: always for a `read` call; for any
- * other (an `effect`, or a class not given) only when neither its tool name,
- * title nor arguments suggest deleting or overwriting.
+ * Whether Enter may allow this card's call. Never for a call of a destructive
+ * kind (edit, delete, move, execute); always for one of a reading kind (read,
+ * search, fetch, think). A call whose kind says nothing more (`other`, or none)
+ * falls back to its class: a `read` call, yes; an `effect` call, or one whose
+ * class is not given, may change anything, so no.
  * @param {Partial<Card>} card
  * @returns {boolean}
  */
 export function enterAllows(card) {
-  if (card.class === "read") return true;
-  const names = [card.tool, card.title].filter((t) => typeof t === "string");
-  if (names.some((name) => soundsDestructive(/** @type {string} */ (name)))) return false;
-  return !argumentsSoundDestructive(card.arguments ?? {});
+  const kind = typeof card.kind === "string" ? card.kind : "";
+  if (DESTRUCTIVE.has(kind)) return false;
+  if (READING.has(kind)) return true;
+  return card.class === "read";
 }
 
 /** @typedef {"enter" | "escape" | number} Shortcut  a number is an option, from 1 */

@@ -1,50 +1,20 @@
 // The words a view uses for outcomes, decisions, who decided, "Allow always"
-// scopes and rules, and the sentence that sums up a settled question.
+// scopes and rules, and the sentence that sums up a settled question. The tables
+// themselves come from the kernel's `notebook/labels.py` (constants.gen.js).
 
+import { BY_LABEL, DECISION_LABEL, KIND_HINT, OUTCOME_LABEL, UNMADE } from "./constants.gen.js";
 import { isObject } from "./state.js";
 
-/** @typedef {import("./model").Answer} Answer */
+export { BY_LABEL, DECISION_LABEL, OUTCOME_LABEL };
+
+/** @typedef {import("./model").Settlement} Settlement */
 /** @typedef {import("./model").Card} Card */
-/** @typedef {import("./model").Option} Option */
 /** @typedef {import("./model").Outcome} Outcome */
 /** @typedef {import("./model").Question} Question */
 /** @typedef {import("./model").Scope} Scope */
 
-/** Why a failed call failed, as its card's status says it. @type {Record<Outcome, string>} */
-export const OUTCOME_LABEL = {
-  denied: "Denied",
-  cancelled: "Cancelled",
-  expired: "Expired",
-  interrupted: "Interrupted",
-  timeout: "Timed out",
-  error: "Error",
-  unknown: "Unknown tool",
-  invalid_arguments: "Invalid arguments",
-  no_answer: "No answer",
-};
-
-/** How a question was settled. @type {Record<import("./model").Decision, string>} */
-export const DECISION_LABEL = {
-  allow: "Allowed",
-  deny: "Denied",
-  picked: "Answered",
-  expired: "Expired",
-  interrupted: "Interrupted",
-  no_answer: "No answer",
-};
-
-/** Who settled it, as the end of a sentence. @type {Record<import("./model").DecidedBy, string>} */
-export const BY_LABEL = {
-  person: "by you",
-  policy: "by policy",
-  rule: "by your “Allow always” rule",
-  timeout: "on timeout",
-  fallback: "by the fallback (nobody to answer)",
-  kernel: "by the kernel",
-};
-
-/** Decisions that happened to a question rather than being made: no "by" is added. */
-const UNMADE = new Set(["expired", "interrupted", "no_answer"]);
+/** Verdicts that happened to a question rather than being made: no "by" is added. */
+const UNMADE_SET = new Set(UNMADE);
 
 /**
  * What an "Allow always" of `scope` covers, named after this card's tool and server.
@@ -94,7 +64,7 @@ function optionLabel(question, id) {
  * @returns {string}
  */
 export function describeAnswer(question) {
-  /** @type {Partial<Answer>} */
+  /** @type {Partial<Settlement>} */
   const answer = isObject(question.answer) ? question.answer : {};
   const decision = typeof answer.decision === "string" ? answer.decision : "";
   const byKey = typeof answer.by === "string" ? answer.by : "";
@@ -117,7 +87,7 @@ export function describeAnswer(question) {
     text = `Allowed${by}, and always from now on for ${rule}`;
   } else if (lookup(DECISION_LABEL, decision)) {
     const label = lookup(DECISION_LABEL, decision);
-    text = UNMADE.has(decision) ? label : `${label}${by}`;
+    text = UNMADE_SET.has(decision) ? label : `${label}${by}`;
   } else {
     text = "Settled";
   }
@@ -134,3 +104,15 @@ export function describeAnswer(question) {
 export function lookup(table, key) {
   return typeof key === "string" && Object.prototype.hasOwnProperty.call(table, key) ? table[key] : "";
 }
+
+/**
+ * The kind the badge names: the card's kind when it says more than its class
+ * (`other`, or none, falls back to the class), else "".
+ * @param {Partial<Card>} card
+ * @returns {string}
+ */
+export function badgeKind(card) {
+  const kind = typeof card.kind === "string" ? card.kind : "";
+  return lookup(KIND_HINT, kind) && kind !== "other" ? kind : "";
+}
+

@@ -1,105 +1,14 @@
-// The synced traits and messages of `NotebookInteraction`, mirrored from
-// `mead_notebook/notebook/protocol.py` (cards, questions, messages) and
-// `mead_notebook/interaction.py` (statuses, outcomes); described in
-// `docs/widget-protocol.md`. tests/test_protocol_types.py fails when they disagree.
-// The shared frontend widget's traits are mirrored from `mead_notebook/notebook/frontend.py`.
+// The types of the frontend. The protocol's shapes and the synced traits (`Model`)
+// are generated from `mead_notebook/notebook/protocol.py` into `protocol.gen.d.ts`
+// (scripts/gen_protocol.py; tests/notebook/test_protocol.py fails when it is stale);
+// described in `docs/widget-protocol.md`. The shared frontend widget's traits are
+// mirrored from `mead_notebook/notebook/frontend.py`.
 
 import type { AnyModel, Initialize, Render } from "@anywidget/types";
 import type { Ticker } from "./countdown.js";
 
-export type TurnStatus = "idle" | "running" | "done" | "error" | "interrupted";
-export type CallStatus = "pending" | "in_progress" | "completed" | "failed";
-export type ToolClass = "read" | "effect";
-export type Outcome =
-  | "denied"
-  | "cancelled"
-  | "expired"
-  | "interrupted"
-  | "timeout"
-  | "error"
-  | "unknown"
-  | "invalid_arguments"
-  | "no_answer";
-export type Decision = "allow" | "deny" | "picked" | "expired" | "interrupted" | "no_answer";
-export type DecidedBy = "person" | "policy" | "rule" | "timeout" | "fallback" | "kernel";
-/** What an "Allow always" covers: this tool, this server, or every read tool. */
-export type Scope = "tool" | "server" | "class";
-
-export interface Answer {
-  decision: Decision;
-  option_id: string | null;
-  /** every option picked (one unless the choice is multiple) */
-  option_ids: string[] | null;
-  /** an "Other" answer */
-  text: string | null;
-  /** the arguments approved, when the person edited them */
-  arguments: Record<string, unknown> | null;
-  /** the "Allow always" rule that answered, or that this answer made */
-  rule: string | null;
-  by: DecidedBy;
-  note: string;
-}
-
-export interface Option {
-  id: string;
-  label: string;
-}
-
-export interface Question {
-  id: string;
-  kind: "permission" | "choice";
-  prompt: string | null;
-  options: Option[] | null;
-  /** a choice that takes several options */
-  multiple: boolean;
-  /** the scopes "Allow always" may take for this permission */
-  scopes: Scope[];
-  /** the tool's JSON schema, for editing the arguments */
-  schema: Record<string, unknown> | null;
-  /** epoch milliseconds, or null when no timeout applies */
-  deadline: number | null;
-  /** why the last answer from a view was refused, until one settles the question */
-  rejected: string | null;
-  /** how many answers from views were refused: a view sees each refusal, even a repeated one */
-  rejections: number;
-  answer: Answer | null;
-}
-
-export interface Card {
-  tool_call_id: string;
-  title: string;
-  tool: string;
-  server: string;
-  class: ToolClass | null;
-  arguments: Record<string, unknown>;
-  status: CallStatus;
-  outcome: Outcome | null;
-  current_step: string | null;
-  /** a fraction in [0, 1], or null when unknown */
-  progress: number | null;
-  cancellable: boolean;
-  result: string | null;
-  error: string | null;
-  question: Question | null;
-  /** the arguments the tool ran with, when the person edited them */
-  approved_arguments: Record<string, unknown> | null;
-  /** where the call belongs in the text: UTF-16 code units streamed before it */
-  text_offset: number;
-}
-
-export interface Model {
-  prompt: string;
-  status: TurnStatus;
-  stop_reason: string;
-  error: string;
-  text: string;
-  calls: Record<string, Card>;
-  order: string[];
-  /** whether a focused question answers keys (Enter, Esc, numbers) */
-  keyboard: boolean;
-  /** `"IPY_MODEL_<id>"` of the kernel session's shared `Frontend` widget */
-  _frontend: string;
-}
+export * from "./protocol.gen";
+import type { Card, FrontendMessage, Model } from "./protocol.gen";
 
 /** The traits of the shared `Frontend` widget that holds the code. */
 export interface FrontendCode {
@@ -121,50 +30,6 @@ export interface TurnWidget {
   initialize: Initialize<Model>;
   render: Render<Model>;
 }
-
-/** Kernel to frontend: the text from UTF-16 offset `start` on is `delta`. */
-export interface TextMessage {
-  type: "text";
-  start: number;
-  delta: string;
-}
-
-/** Kernel to frontend: one whole card. */
-export interface CallMessage {
-  type: "call";
-  card: Card;
-}
-
-export type KernelMessage = TextMessage | CallMessage;
-
-/** Frontend to kernel: a view has rendered. */
-export interface RenderedMessage {
-  type: "rendered";
-}
-
-/**
- * Frontend to kernel: a permission carries `decision` (on allow, maybe edited
- * `arguments` and a `remember` scope); a choice carries `option_ids` or `text`.
- */
-export interface AnswerMessage {
-  type: "answer";
-  question_id: string;
-  decision?: "allow" | "deny" | null;
-  option_id?: string | null;
-  option_ids?: string[] | null;
-  text?: string | null;
-  arguments?: Record<string, unknown> | null;
-  remember?: Scope | null;
-  note?: string;
-}
-
-/** Frontend to kernel: cancel a running call. */
-export interface CancelMessage {
-  type: "cancel";
-  tool_call_id: string;
-}
-
-export type FrontendMessage = RenderedMessage | AnswerMessage | CancelMessage;
 
 /** What the parts of one view share. */
 export interface ViewContext {

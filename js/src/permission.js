@@ -4,10 +4,11 @@
 // the tool's schema) leaves the question open with the reason shown.
 
 import { ArgumentsEditor } from "./arguments-editor.js";
+import { CLASS_HINT, KIND_HINT, MAX_NOTE, NOT_EDITABLE } from "./constants.gen.js";
 import { countdownFor, cssToken, focusElement, questionSection, setDisabled } from "./controls.js";
 import { h, prettyJson, setShown, setText } from "./dom.js";
 import { enterAllows, listenForShortcuts } from "./keys.js";
-import { scopeLabel } from "./labels.js";
+import { badgeKind, lookup, scopeLabel } from "./labels.js";
 import { isObject, nonEmptyOr } from "./state.js";
 
 /** @typedef {import("./model").AnswerMessage} AnswerMessage */
@@ -17,11 +18,6 @@ import { isObject, nonEmptyOr } from "./state.js";
 /** @typedef {import("./model").Scope} Scope */
 /** @typedef {import("./model").ViewContext} ViewContext */
 
-/** @type {Record<string, string>} */
-const CLASS_HINT = {
-  read: "reads only",
-  effect: "can change things",
-};
 
 /**
  * The scopes to offer for "Allow always": those the kernel offers, in its
@@ -44,7 +40,7 @@ export function offeredScopes(card, question) {
  */
 function keyHint(keyboard, enter) {
   if (!keyboard) return "";
-  return enter ? "Enter allows · Esc denies" : "Esc denies · Enter is off: this call may delete or overwrite";
+  return enter ? "Enter allows · Esc denies" : "Esc denies · Enter is off: this call may change, delete or run things";
 }
 
 /**
@@ -57,6 +53,9 @@ export function buildPermission(ctx, card, question) {
   const tool = nonEmptyOr(card.tool, "?");
   const server = nonEmptyOr(card.server, "?");
   const toolClass = nonEmptyOr(card.class, "effect");
+  const kind = badgeKind(card);
+  const hint = lookup(KIND_HINT, kind) || lookup(CLASS_HINT, toolClass) || "unknown class";
+  const editable = question.editable !== false;
   const enter = enterAllows(card);
   const keyboard = ctx.keyboard();
   const labelId = ctx.uid();
@@ -73,10 +72,10 @@ export function buildPermission(ctx, card, question) {
     text: "Deny",
   });
   const reasonId = ctx.uid();
-  const reason = h("input", { type: "text", id: reasonId, class: "mead-reason-input", autocomplete: "off", maxlength: "500" });
+  const reason = h("input", { type: "text", id: reasonId, class: "mead-reason-input", autocomplete: "off", maxlength: String(MAX_NOTE) });
   const status = h("span", { class: "mead-sent", role: "status" });
   const rejected = h("p", { class: "mead-rejected", role: "alert", hidden: true });
-  const editor = new ArgumentsEditor(ctx, card.arguments);
+  const editor = editable ? new ArgumentsEditor(ctx, card.arguments) : null;
   const scopes = offeredScopes(card, question);
   const scopeId = ctx.uid();
   const scope = h("select", { id: scopeId, class: "mead-scope" });
@@ -91,11 +90,14 @@ export function buildPermission(ctx, card, question) {
       " on ",
       h("strong", { text: server }),
       "? ",
-      h("span", { class: `mead-badge mead-class-${cssToken(toolClass)}`, text: toolClass }),
-      h("span", { class: "mead-class-hint", text: ` (${CLASS_HINT[toolClass] ?? "unknown class"})` }),
+      h("span", {
+        class: `mead-badge mead-class-${cssToken(toolClass)}${kind ? ` mead-kind-${cssToken(kind)}` : ""}`,
+        text: kind || toolClass,
+      }),
+      h("span", { class: "mead-class-hint", text: ` (${hint})` }),
     ]),
     h("pre", { class: "mead-question-args", "aria-label": "Arguments" }, [prettyJson(card.arguments)]),
-    editor.el,
+    editor ? editor.el : h("p", { class: "mead-not-editable", text: NOT_EDITABLE }),
     rejected,
     h("div", { class: "mead-actions" }, [
       allow,
@@ -107,9 +109,11 @@ export function buildPermission(ctx, card, question) {
     scopes.length > 0
       ? h("div", { class: "mead-always" }, [h("label", { for: scopeId, text: "Allow always for" }), scope, always])
       : null,
-    h("div", { class: "mead-reason" }, [h("label", { for: reasonId, text: "Reason if denied (optional)" }), reason]),
+    editable
+      ? h("div", { class: "mead-reason" }, [h("label", { for: reasonId, text: "Reason if denied (optional)" }), reason])
+      : null,
   ]);
-  const controls = [allow, deny, always, scope, reason, editor.input];
+  const controls = editor ? [allow, deny, always, scope, reason, editor.input] : [allow, deny, always, scope];
 
   let waiting = false;
   let refusals = rejections(question);
@@ -123,7 +127,7 @@ export function buildPermission(ctx, card, question) {
     if (waiting) return;
     /** @type {AnswerMessage} */
     const message = { type: "answer", question_id: question.id, decision, note: "" };
-    if (decision === "allow") {
+    if (decision === "allow" && editor) {
       const edit = editor.read();
       if (edit.kind === "invalid") {
         editor.showError(edit.reason);
@@ -131,10 +135,9 @@ export function buildPermission(ctx, card, question) {
         return;
       }
       if (edit.kind === "edited") message.arguments = edit.value;
-      if (remember !== null) message.remember = remember;
-    } else {
-      message.note = reason.value.trim();
     }
+    if (decision === "allow" && remember !== null) message.remember = remember;
+    if (decision === "deny" && editable) message.note = reason.value.trim();
     waiting = true;
     setDisabled(controls, true);
     setText(status, decision === "allow" ? "Allowing…" : "Denying…");
@@ -173,7 +176,7 @@ export function buildPermission(ctx, card, question) {
       waiting = false;
       setDisabled(controls, false);
       setText(status, "");
-      if (editor.read().kind === "edited") editor.focus();
+      if (editor?.read().kind === "edited") editor.focus();
     },
     dispose() {
       if (countdown) ctx.ticker.remove(countdown);

@@ -5,6 +5,7 @@
 // Everything read from the model is checked: it comes from the kernel as JSON.
 
 /** @typedef {import("./model").Card} Card */
+/** @typedef {import("./model").PlanEntry} PlanEntry */
 /** @typedef {import("./model").TurnModel} TurnModel */
 
 /**
@@ -15,6 +16,9 @@
  * @property {string} stopReason
  * @property {string} error
  * @property {string} text
+ * @property {string} thoughts the agent's reasoning, apart from the text
+ * @property {PlanEntry[]} plan the agent's plan, its entries checked
+ * @property {number} protocolVersion the version of the state (1: saved before versions)
  * @property {Record<string, Card>} calls cards by `tool_call_id`, each an object
  * @property {string[]} ids the ids of `calls`, in the order to show them
  */
@@ -28,15 +32,58 @@
  * @returns {boolean} whether the message was applied
  */
 export function mergeText(model, message) {
+  return mergeStream(model, "text", message);
+}
+
+/**
+ * Apply a `{"type": "thought", "start", "delta"}` message to `thoughts`, as `mergeText` does text.
+ * @param {TurnModel} model
+ * @param {Record<string, unknown>} message
+ * @returns {boolean} whether the message was applied
+ */
+export function mergeThought(model, message) {
+  return mergeStream(model, "thoughts", message);
+}
+
+/**
+ * @param {TurnModel} model
+ * @param {"text" | "thoughts"} name
+ * @param {Record<string, unknown>} message
+ */
+function mergeStream(model, name, message) {
   const { start, delta } = message;
   if (typeof start !== "number" || !Number.isInteger(start) || start < 0 || typeof delta !== "string") {
     return false;
   }
-  const text = stringOr(model.get("text"), "");
+  const text = stringOr(model.get(name), "");
   if (start > text.length) return false;
   const next = text.slice(0, start) + delta;
-  if (next !== text) model.set("text", next);
+  if (next !== text) model.set(name, next);
   return true;
+}
+
+/**
+ * Apply a `{"type": "plan", "entries"}` message: the whole plan replaces the last.
+ * @param {TurnModel} model
+ * @param {Record<string, unknown>} message
+ * @returns {boolean} whether the message was applied
+ */
+export function mergePlan(model, message) {
+  if (!Array.isArray(message.entries)) return false;
+  model.set("plan", readPlan(message.entries));
+  return true;
+}
+
+/**
+ * The well-formed entries of a plan: objects with string `content` and a known `status`.
+ * @param {unknown} value
+ * @returns {PlanEntry[]}
+ */
+export function readPlan(value) {
+  if (!Array.isArray(value)) return [];
+  return value.filter(
+    (e) => isObject(e) && typeof e.content === "string" && ["pending", "in_progress", "completed"].includes(String(e.status)),
+  );
 }
 
 /**
@@ -66,6 +113,8 @@ export function handleMessage(model, message) {
   if (!isObject(message)) return false;
   if (message.type === "text") return mergeText(model, message);
   if (message.type === "call") return mergeCard(model, message);
+  if (message.type === "thought") return mergeThought(model, message);
+  if (message.type === "plan") return mergePlan(model, message);
   return false;
 }
 
@@ -102,9 +151,21 @@ export function readState(model) {
     stopReason: stringOr(model.get("stop_reason"), ""),
     error: stringOr(model.get("error"), ""),
     text: stringOr(model.get("text"), ""),
+    thoughts: stringOr(model.get("thoughts"), ""),
+    plan: readPlan(model.get("plan")),
+    protocolVersion: readVersion(model.get("protocol_version")),
     calls,
     ids: [...new Set(ids)],
   };
+}
+
+/**
+ * The protocol version of a state: 1 for state saved before versions.
+ * @param {unknown} value
+ * @returns {number}
+ */
+function readVersion(value) {
+  return typeof value === "number" && Number.isInteger(value) && value > 0 ? value : 1;
 }
 
 /**

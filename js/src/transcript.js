@@ -3,6 +3,8 @@
 // state; `mead_notebook/notebook/transcript.py` lays out and writes the static
 // transcript of a saved notebook the same way.
 
+import { AGENT_DECIDED, STATUS_LABEL } from "./constants.gen.js";
+import { diffRows, locationText } from "./content.js";
 import { OUTCOME_LABEL, lookup } from "./labels.js";
 import { describeAnswer, isOpen, validOptions } from "./question.js";
 import { isObject } from "./state.js";
@@ -16,13 +18,6 @@ import { isObject } from "./state.js";
  * @typedef {{kind: "text", start: number, end: number} | {kind: "cards", at: number, ids: string[]}} Item
  */
 
-/** @type {Record<string, string>} */
-const STATUS_LABEL = {
-  pending: "Pending",
-  in_progress: "In progress",
-  completed: "Completed",
-  failed: "Failed",
-};
 
 /**
  * Where a card belongs in a text of `length` UTF-16 code units: its `text_offset`,
@@ -94,7 +89,7 @@ export function statusLabel(card) {
   if (outcome) return outcome;
   if (card.status === "pending" && isOpen(card.question)) return "Waiting for you";
   if (card.status === "completed" && isChoice(card)) return "Answered";
-  return STATUS_LABEL[card.status] ?? "Unknown";
+  return lookup(STATUS_LABEL, card.status) || "Unknown";
 }
 
 /**
@@ -103,6 +98,7 @@ export function statusLabel(card) {
  * @returns {string}
  */
 export function decisionText(card) {
+  if (card.decided_by === "agent") return AGENT_DECIDED;
   const question = card.question;
   if (!isObject(question) || isOpen(question)) return "";
   return describeAnswer(/** @type {Question} */ (question));
@@ -184,6 +180,7 @@ export function cardMarkdown(card) {
   const server = typeof card.server === "string" && card.server ? ` on ${inlineCode(card.server)}` : "";
   parts.push(`**Tool call** ${inlineCode(tool)}${server}: ${escapeMarkdown(state)}`);
   parts.push(codeBlock(oneLineJson(card.arguments), "json"));
+  parts.push(...contentMarkdown(card));
   if (isObject(card.approved_arguments)) {
     parts.push(`Ran with edited arguments:\n\n${codeBlock(oneLineJson(card.approved_arguments), "json")}`);
   }
@@ -191,6 +188,72 @@ export function cardMarkdown(card) {
     if (typeof value === "string" && value !== "") parts.push(`${name}:\n\n${codeBlock(value, "text")}`);
   }
   return parts.join("\n\n");
+}
+
+/**
+ * A diff block as a unified diff (`---`/`+++` headers, hunks), as `git diff` writes one.
+ * @param {import("./model").DiffBlock} block
+ * @returns {string}
+ */
+export function diffText(block) {
+  const old = block.old_text === null || block.old_text === undefined ? "/dev/null" : `a/${block.path}`;
+  const lines = [`--- ${old}`, `+++ b/${block.path}`];
+  for (const row of diffRows(block)) lines.push(row.sign === "@" ? row.text : row.sign + row.text);
+  return lines.join("\n");
+}
+
+/**
+ * A card's content blocks and locations as Markdown paragraphs.
+ * @param {Card} card
+ * @returns {string[]}
+ */
+export function contentMarkdown(card) {
+  /** @type {string[]} */
+  const parts = [];
+  for (const block of Array.isArray(card.content) ? card.content : []) {
+    if (!isObject(block)) continue;
+    if (block.type === "text" && typeof block.text === "string") {
+      parts.push(codeBlock(block.text, "text"));
+    } else if (block.type === "diff" && typeof block.new_text === "string" && typeof block.path === "string") {
+      parts.push(`Diff of ${inlineCode(block.path)}:\n\n${codeBlock(diffText(block), "diff")}`);
+    } else if (block.type === "terminal" && typeof block.command === "string") {
+      const where = typeof block.cwd === "string" && block.cwd ? ` in ${inlineCode(block.cwd)}` : "";
+      parts.push(`Command${where}:\n\n${codeBlock(`$ ${block.command}`, "console")}`);
+      const code = typeof block.exit_code === "number" ? block.exit_code : null;
+      const output = typeof block.output === "string" ? block.output : "";
+      if (output || code !== null) {
+        const ended = code !== null ? ` (exit code ${code})` : "";
+        parts.push(`Output${ended}:\n\n${codeBlock(output, "text")}`);
+      }
+    }
+  }
+  const places = (Array.isArray(card.locations) ? card.locations : []).map(locationText).filter((p) => p);
+  if (places.length > 0) parts.push(`Locations: ${places.map(inlineCode).join(", ")}`);
+  return parts;
+}
+
+/**
+ * The plan as a Markdown checklist: done entries ticked, the running one marked.
+ * @param {import("./model").PlanEntry[]} plan
+ * @returns {string}
+ */
+export function planMarkdown(plan) {
+  const lines = ["**Plan**", ""];
+  for (const entry of plan) {
+    const doing = entry.status === "in_progress" ? " (in progress)" : "";
+    lines.push(`- [${entry.status === "completed" ? "x" : " "}] ${escapeMarkdown(entry.content)}${doing}`);
+  }
+  return lines.join("\n");
+}
+
+/**
+ * The agent's thoughts as a quote under a label, apart from the answer.
+ * @param {string} thoughts
+ * @returns {string}
+ */
+export function thoughtsMarkdown(thoughts) {
+  const quoted = thoughts.trim().split("\n").map((line) => (line ? `> ${line}` : ">")).join("\n");
+  return `**Thoughts**\n\n${quoted}`;
 }
 
 /**
@@ -214,6 +277,8 @@ export function turnMarkdown(state) {
   /** @type {string[]} */
   const parts = [];
   if (state.prompt) parts.push(state.prompt.split("\n").map((line) => `> ${line}`).join("\n"));
+  if (Array.isArray(state.plan) && state.plan.length > 0) parts.push(planMarkdown(state.plan));
+  if (typeof state.thoughts === "string" && state.thoughts.trim()) parts.push(thoughtsMarkdown(state.thoughts));
   for (const item of layout(state.text, state.calls, state.ids)) {
     if (item.kind === "text") {
       const text = state.text.slice(item.start, item.end).trim();

@@ -5,9 +5,11 @@
 // the last one re-renders.
 
 import { CardView } from "./card.js";
+import { PLAN_GLYPH, PROTOCOL_VERSION, STOP_REASON, TURN_STATUS } from "./constants.gen.js";
 import { Ticker } from "./countdown.js";
 import { cancelFrame, h, requestFrame, setAttr, setShown, setText } from "./dom.js";
 import { MarkdownView } from "./markdown.js";
+import { lookup } from "./labels.js";
 import { cssToken } from "./question.js";
 import { readState } from "./state.js";
 import { layout, turnMarkdown } from "./transcript.js";
@@ -20,23 +22,7 @@ import { layout, turnMarkdown } from "./transcript.js";
 /** How long the Copy button says what happened, in ms. */
 const COPY_NOTICE = 2000;
 
-const TRAITS = ["prompt", "status", "stop_reason", "error", "text", "calls", "order"];
-
-/** @type {Record<string, string>} */
-const TURN_STATUS = {
-  idle: "Idle",
-  running: "Running…",
-  done: "Done",
-  error: "Error",
-  interrupted: "Interrupted",
-};
-
-/** @type {Record<string, string>} */
-const STOP_REASON = {
-  end_turn: "Finished",
-  max_rounds: "Stopped: maximum number of rounds reached",
-  interrupted: "Interrupted",
-};
+const TRAITS = ["prompt", "status", "stop_reason", "error", "text", "thoughts", "plan", "calls", "order"];
 
 let nextViewId = 0;
 
@@ -83,12 +69,26 @@ export class TurnView {
       text: "Copy",
     });
     this.copyStatus = h("span", { class: "mead-copy-status", role: "status" });
+    this.version = h("p", { class: "mead-version-note", role: "note", hidden: true });
+    this.plan = h("ol", { class: "mead-plan", "aria-label": "Plan", hidden: true });
+    this.planKey = "";
+    this.thoughtsText = h("div", { class: "mead-thoughts-text" });
+    this.thoughtsMarkdown = new MarkdownView(this.thoughtsText);
+    /** @type {string | null} */
+    this.thoughtsShown = null;
+    this.thoughts = h("details", { class: "mead-thoughts", hidden: true }, [
+      h("summary", { text: "Thoughts" }),
+      this.thoughtsText,
+    ]);
     this.flow = h("div", { class: "mead-transcript" });
     this.stopReason = h("p", { class: "mead-stop-reason" });
     this.error = h("p", { class: "mead-turn-failure", role: "alert" });
 
     this.root = h("div", { class: "mead-turn" }, [
       h("header", { class: "mead-turn-header" }, [this.prompt, this.status, this.copy, this.copyStatus]),
+      this.version,
+      this.plan,
+      this.thoughts,
       this.flow,
       h("footer", { class: "mead-turn-footer" }, [this.stopReason, this.error]),
     ]);
@@ -115,17 +115,49 @@ export class TurnView {
     const state = readState(this.model);
     setShown(this.prompt, state.prompt !== "");
     setText(this.prompt, state.prompt);
-    setText(this.status, TURN_STATUS[state.status] ?? state.status);
+    setText(this.status, lookup(TURN_STATUS, state.status) || state.status);
     setAttr(this.root, "class", `mead-turn mead-turn-${cssToken(state.status)}`);
     setAttr(this.root, "aria-busy", state.status === "running" ? "true" : null);
 
+    const newer = state.protocolVersion > PROTOCOL_VERSION;
+    setText(
+      this.version,
+      newer ? `This turn was saved by a newer mead_notebook (protocol ${state.protocolVersion}); parts of it may not show.` : "",
+    );
+    setShown(this.version, newer);
+    this.renderPlan(state);
+    if (this.thoughtsShown !== state.thoughts) {
+      this.thoughtsShown = state.thoughts;
+      this.thoughtsMarkdown.update(state.thoughts);
+    }
+    setShown(this.thoughts, state.thoughts.trim() !== "");
     this.renderFlow(state);
 
-    const stop = state.stopReason ? (STOP_REASON[state.stopReason] ?? `Stopped: ${state.stopReason}`) : "";
+    const stop = state.stopReason ? lookup(STOP_REASON, state.stopReason) || `Stopped: ${state.stopReason}` : "";
     setText(this.stopReason, stop);
     setShown(this.stopReason, stop !== "");
     setText(this.error, state.error);
     setShown(this.error, state.error !== "");
+  }
+
+  /**
+   * The plan as a checklist: a glyph per entry's status, rebuilt only when it changed.
+   * @param {TurnState} state
+   */
+  renderPlan(state) {
+    const key = JSON.stringify(state.plan);
+    if (key === this.planKey) return;
+    this.planKey = key;
+    this.plan.replaceChildren(
+      ...state.plan.map((entry) =>
+        h("li", { class: `mead-plan-entry mead-plan-${cssToken(entry.status)}`, "data-status": entry.status }, [
+          h("span", { class: "mead-plan-glyph", "aria-hidden": "true", text: lookup(PLAN_GLYPH, entry.status) || "?" }),
+          h("span", { class: "mead-plan-content", text: entry.content }),
+          h("span", { class: "mead-visually-hidden", text: ` (${entry.status.replace("_", " ")})` }),
+        ]),
+      ),
+    );
+    setShown(this.plan, state.plan.length > 0);
   }
 
   /**

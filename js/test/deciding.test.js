@@ -402,9 +402,11 @@ describe("keys", () => {
   });
 
   it.each([
-    [{ ...RESIZE, arguments: { path: "a.png", width: 1, overwrite: true } }],
-    [{ ...RESIZE, tool: "shell", arguments: { command: "rm -rf build" } }],
-  ])("Enter does nothing when the arguments suggest destruction: %j", async (call) => {
+    [{ ...RESIZE, kind: "edit" }],
+    [{ ...RESIZE, tool: "shell", kind: "execute", arguments: { command: "ls" } }],
+    [{ ...RESIZE, kind: "other" }],
+    [{ ...RESIZE, class: "read", kind: "delete" }],
+  ])("Enter does nothing on a call whose kind (or class) may change things: %j", async (call) => {
     const { model, el } = setup();
     await sendCard(model, { ...call, question: permission() });
     key(question(el), "Enter");

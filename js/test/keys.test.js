@@ -1,109 +1,40 @@
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  DESTRUCTIVE_STEMS,
-  argumentsSoundDestructive,
-  enterAllows,
-  listenForShortcuts,
-  shortcut,
-  soundsDestructive,
-  words,
-} from "../src/keys.js";
+import { DESTRUCTIVE_KINDS } from "../src/constants.gen.js";
+import { enterAllows, listenForShortcuts, shortcut } from "../src/keys.js";
 
 afterEach(() => {
   document.body.replaceChildren();
 });
 
-describe("words", () => {
-  it.each([
-    ["delete_file", ["delete", "file"]],
-    ["deleteFile", ["delete", "file"]],
-    ["rm -rf /tmp/x", ["rm", "rf", "tmp", "x"]],
-    ["HTTP DELETE", ["http", "delete"]],
-    ["git push --force", ["git", "push", "force"]],
-    ["", []],
-  ])("%j", (text, expected) => {
-    expect(words(text)).toEqual(expected);
-  });
-});
-
-describe("destructive names", () => {
-  it.each([
-    "delete_file",
-    "deleteFile",
-    "remove_dir",
-    "rm",
-    "rmdir",
-    "unlink",
-    "drop_table",
-    "truncate",
-    "overwrite_file",
-    "destroy_vm",
-    "kill_process",
-    "wipe_disk",
-    "erase",
-    "purge_cache",
-    "reset_db",
-    "force_push",
-    "shred",
-    "files.deleted",
-    "DeletionRequest",
-  ])("%s sounds destructive", (name) => {
-    expect(soundsDestructive(name)).toBe(true);
-  });
-
-  it.each(["read_file", "write_note", "list_dir", "remote_fetch", "format_text", "rmb", "model", "delta", "kilo"])(
-    "%s does not",
-    (name) => {
-      expect(soundsDestructive(name)).toBe(false);
-    },
-  );
-
-  it("documents short stems as whole words only", () => {
-    for (const stem of DESTRUCTIVE_STEMS.filter((s) => s.length < 4)) {
-      expect(soundsDestructive(stem)).toBe(true);
-      expect(soundsDestructive(`${stem}x`)).toBe(false);
-    }
-  });
-});
-
-describe("destructive arguments", () => {
-  it.each([
-    [{ command: "rm -rf build" }, true],
-    [{ mode: "overwrite" }, true],
-    [{ force: true }, true],
-    [{ options: { nested: [{ flag: "--force" }] } }, true],
-    [{ method: "DELETE", url: "https://x" }, true],
-    [{ overwrite: false, path: "a.txt" }, false],
-    [{ force: null }, false],
-    [{ force: 0 }, false],
-    [{ path: "notes.txt", text: "hello" }, false],
-    [{ count: 3, flags: [true, false] }, false],
-    [{}, false],
-  ])("%j -> %s", (args, expected) => {
-    expect(argumentsSoundDestructive(args)).toBe(expected);
-  });
-
-  it("counts arguments too big or deep to read as destructive", () => {
-    let deep = {};
-    for (let i = 0; i < 50; i++) deep = { next: deep };
-    expect(argumentsSoundDestructive(deep)).toBe(true);
-    expect(argumentsSoundDestructive({ items: Array.from({ length: 5000 }, (_, i) => `item ${i}`) })).toBe(true);
-  });
-});
-
 describe("Enter allows", () => {
   it.each([
-    [{ class: "read", tool: "read_file", arguments: { path: "a" } }, true],
-    [{ class: "read", tool: "delete_preview", arguments: {} }, true],
-    [{ class: "effect", tool: "write_note", arguments: { text: "hi" } }, true],
-    [{ class: "effect", tool: "delete_file", arguments: { path: "a" } }, false],
-    [{ class: "effect", tool: "write_file", arguments: { path: "a", overwrite: true } }, false],
-    [{ class: "effect", tool: "shell", arguments: { command: "rm a.txt" } }, false],
-    [{ class: "effect", tool: "run", title: "Delete the cache", arguments: {} }, false],
-    [{ class: null, tool: "delete_file", arguments: {} }, false],
-    [{ class: null, tool: "write_note", arguments: {} }, true],
+    // A known kind decides: never for the kinds that may change or destroy things.
+    [{ kind: "edit", class: "effect", tool: "write_file" }, false],
+    [{ kind: "delete", class: "effect", tool: "tidy" }, false],
+    [{ kind: "move", class: "effect", tool: "rename" }, false],
+    [{ kind: "execute", class: "effect", tool: "shell" }, false],
+    [{ kind: "execute", class: "read", tool: "run" }, false],
+    [{ kind: "read", class: "read", tool: "delete_preview" }, true],
+    [{ kind: "search", class: "read", tool: "grep" }, true],
+    [{ kind: "fetch", class: "read", tool: "get" }, true],
+    [{ kind: "think", class: "read", tool: "think" }, true],
+    // A kind that says nothing more falls back to the class.
+    [{ kind: "other", class: "read", tool: "list" }, true],
+    [{ kind: "other", class: "effect", tool: "write_note" }, false],
+    [{ class: "read", tool: "delete_file" }, true],
+    [{ class: "effect", tool: "write_note" }, false],
+    [{ class: null, tool: "write_note" }, false],
+    [{ kind: "unheard-of", class: "read", tool: "x" }, true],
+    [{ kind: "unheard-of", class: "effect", tool: "x" }, false],
   ])("%j -> %s", (card, expected) => {
     expect(enterAllows(card)).toBe(expected);
+  });
+
+  it("uses the kernel's destructive kinds, not the call's name or arguments", () => {
+    for (const kind of DESTRUCTIVE_KINDS) {
+      expect(enterAllows({ kind, class: "read", tool: "read_file", arguments: {} })).toBe(false);
+    }
+    expect(enterAllows({ kind: "read", class: "read", tool: "rm", arguments: { force: true } })).toBe(true);
   });
 });
 

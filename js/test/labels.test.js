@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { BY_LABEL, DECISION_LABEL, OUTCOME_LABEL, describeAnswer, lookup, ruleLabel, scopeLabel } from "../src/labels.js";
-import source from "../src/model.d.ts?raw";
+import source from "../src/protocol.gen.d.ts?raw";
 
-/** The string literals of a union type in model.d.ts, e.g. every Outcome. */
+/** The string literals of a union type in protocol.gen.d.ts, e.g. every Outcome. */
 function union(name) {
   const match = source.match(new RegExp(`export type ${name}\\s*=([^;]+);`));
-  if (!match) throw new Error(`no type ${name} in model.d.ts`);
+  if (!match) throw new Error(`no type ${name} in protocol.gen.d.ts`);
   return [...match[1].matchAll(/"([^"]+)"/g)].map((m) => m[1]);
 }
 
@@ -28,7 +28,7 @@ const question = (a, extra = {}) => ({ id: "q1", kind: "permission", answer: a, 
 describe("every value has a label", () => {
   it.each([
     ["Outcome", OUTCOME_LABEL],
-    ["Decision", DECISION_LABEL],
+    ["Verdict", DECISION_LABEL],
     ["DecidedBy", BY_LABEL],
   ])("%s", (name, table) => {
     const values = union(name);

@@ -21,11 +21,47 @@ describe("text deltas", () => {
     expect(model.get("text")).toBe("abc");
   });
 
-  it("counts offsets in UTF-16 code units", () => {
+  it("counts offsets in UTF-16 code units, as the kernel sends them", () => {
+    // One emoji is two code units: offset 2 is right after it (a code-point count would call it a gap).
     const model = new FakeModel({ text: "🙂" });
-    expect("🙂".length).toBe(2);
-    mergeText(model, { type: "text", start: 2, delta: "!" });
+    expect(mergeText(model, { type: "text", start: 2, delta: "!" })).toBe(true);
     expect(model.get("text")).toBe("🙂!");
+    // ... and offset 2 of "🙂a" is before the "a" (a code-point count would put it after).
+    const other = new FakeModel({ text: "🙂a" });
+    expect(mergeText(other, { type: "text", start: 2, delta: "b" })).toBe(true);
+    expect(other.get("text")).toBe("🙂b");
+    expect(mergeText(other, { type: "text", start: 4, delta: "c" })).toBe(false);
+  });
+
+  it("merges thoughts apart from the text, with the same offsets", () => {
+    const model = new FakeModel({ text: "answer", thoughts: "" });
+    expect(handleMessage(model, { type: "thought", start: 0, delta: "Let me " })).toBe(true);
+    expect(handleMessage(model, { type: "thought", start: 7, delta: "think." })).toBe(true);
+    expect(handleMessage(model, { type: "thought", start: 99, delta: "gap" })).toBe(false);
+    expect(model.get("thoughts")).toBe("Let me think.");
+    expect(model.get("text")).toBe("answer");
+  });
+
+  it("replaces the plan with each plan message, keeping only well-formed entries", () => {
+    const model = new FakeModel({ plan: [] });
+    const entries = [
+      { content: "Read the test", status: "completed" },
+      { content: "Fix it", status: "in_progress", priority: "high" },
+      { content: 5, status: "pending" },
+      { content: "Odd", status: "later" },
+      "nonsense",
+    ];
+    expect(handleMessage(model, { type: "plan", entries })).toBe(true);
+    expect(model.get("plan")).toEqual(entries.slice(0, 2));
+    expect(handleMessage(model, { type: "plan", entries: "x" })).toBe(false);
+    expect(readState(model).plan).toEqual(entries.slice(0, 2));
+  });
+
+  it("reads a state saved before versions as version 1", () => {
+    expect(readState(new FakeModel({})).protocolVersion).toBe(1);
+    expect(readState(new FakeModel({ protocol_version: 2 })).protocolVersion).toBe(2);
+    expect(readState(new FakeModel({})).thoughts).toBe("");
+    expect(readState(new FakeModel({})).plan).toEqual([]);
   });
 
   it.each([

@@ -221,15 +221,17 @@ describe("cards", () => {
 });
 
 describe("permission questions", () => {
-  async function openQuestion(model, question = permission()) {
-    await sendCard(model, { status: "pending", arguments: { path: "a.txt" }, question });
+  const READING = { class: "read", kind: "search" };
+
+  async function openQuestion(model, question = permission(), card = {}) {
+    await sendCard(model, { status: "pending", arguments: { path: "a.txt" }, question, ...card });
   }
 
-  /** A rendered view with a permission question open in it. */
-  async function shownQuestion() {
+  /** A rendered view with a permission question open in it (a call that Enter may allow, with `card` READING). */
+  async function shownQuestion(card = {}) {
     const model = setup();
     const el = host.render();
-    await openQuestion(model);
+    await openQuestion(model, permission(), card);
     return { model, el };
   }
 
@@ -266,7 +268,7 @@ describe("permission questions", () => {
     const el = host.render();
     const outside = document.createElement("button");
     document.body.append(outside);
-    await openQuestion(model);
+    await openQuestion(model, permission(), READING);
     expect(document.activeElement).toBe(buttonsNamed(el, "Allow")[0]);
     outside.focus();
     await sendCard(model, { status: "pending", current_step: "still waiting", question: permission() });
@@ -278,7 +280,7 @@ describe("permission questions", () => {
   });
 
   it("does not take focus from another open question", async () => {
-    const { model, el } = await shownQuestion();
+    const { model, el } = await shownQuestion(READING);
     const first = buttonsNamed(el, "Allow")[0];
     expect(document.activeElement).toBe(first);
     await sendCard(model, { tool_call_id: "call_2", question: permission({ id: "q9" }) });
@@ -286,17 +288,17 @@ describe("permission questions", () => {
   });
 
   it("Enter allows and Escape denies when focus is within the question", async () => {
-    const { model, el } = await shownQuestion();
+    const { model, el } = await shownQuestion(READING);
     key(el.querySelector(".mead-question-args"), "Enter");
     expect(model.sentOfType("answer")).toEqual([{ type: "answer", question_id: "q1", decision: "allow", note: "" }]);
 
-    const { model: model2, el: el2 } = await shownQuestion();
+    const { model: model2, el: el2 } = await shownQuestion(READING);
     key(buttonsNamed(el2, "Allow")[0], "Escape");
     expect(model2.sentOfType("answer")).toEqual([{ type: "answer", question_id: "q1", decision: "deny", note: "" }]);
   });
 
   it("keyboard shortcuts do not fire inside a text field", async () => {
-    const { model, el } = await shownQuestion();
+    const { model, el } = await shownQuestion(READING);
     const reason = byLabel(el, "Reason if denied (optional)");
     reason.focus();
     expect(key(reason, "Enter").defaultPrevented).toBe(false);

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from ..driver import short
-from ..interaction import Allow, Answered, Deny, Picked, Policy, Request, Unanswered
-from .protocol import Answer, AnswerMessage, DecidedBy, Decision, Scope
+from ..interaction import Allow, Answered, DecidedBy, Deny, Picked, Policy, Request, Unanswered
+from .protocol import AnswerMessage, Scope, Settlement, Verdict
 from .rules import Rule, check_arguments, rule_for, scopes_for
 
 log = logging.getLogger(__name__)
@@ -50,18 +50,23 @@ class Asked:
     def schema(self) -> dict[str, Any] | None:
         return None if self.request is None else self.request.get("parameters")
 
+    @property
+    def editable(self) -> bool:
+        """Whether the source takes edited arguments and a denial message (a choice: always)."""
+        return self.request is None or self.request.get("editable") is not False
+
 
 @dataclass(frozen=True)
 class Interpretation:
     """A valid answer: what the view shows, what the turn gets, the rule it makes."""
 
-    answer: Answer
+    answer: Settlement
     result: Result
     rule: Rule | None = None
 
 
 def make_answer(
-    decision: Decision,
+    decision: Verdict,
     by: DecidedBy,
     note: str = "",
     *,
@@ -69,9 +74,9 @@ def make_answer(
     text: str | None = None,
     arguments: dict[str, Any] | None = None,
     rule: Rule | None = None,
-) -> Answer:
-    """An :class:`Answer` with every field set."""
-    return Answer(
+) -> Settlement:
+    """A :class:`~.protocol.Settlement` with every field set."""
+    return Settlement(
         decision=decision,
         option_id=option_ids[0] if option_ids else None,
         option_ids=option_ids,
@@ -94,10 +99,14 @@ def _permission(asked: Asked, message: AnswerMessage) -> Interpretation | str:
     decision, note = message["decision"], message["note"]
     if decision is None:
         return "a permission needs allow or deny"
+    if not asked.editable:
+        note = ""
     if decision == "deny":
         return Interpretation(make_answer("deny", "person", note), Deny("rejected", note))
     request = asked.request
     edited = message["arguments"]
+    if edited is not None and not asked.editable:
+        return "this call's source cannot take edited arguments"
     if edited is not None and request is not None and edited == request["arguments"]:
         edited = None
     if edited is not None:
@@ -148,7 +157,7 @@ def decided_by(result: Allow | Deny, by: DecidedBy) -> Interpretation:
     """A permission settled by ``by`` (a policy or the fallback) without a person."""
     if isinstance(result, Allow):
         return Interpretation(make_answer("allow", by), result)
-    decision: Decision = "expired" if result.reason == "expired" else "deny"
+    decision: Verdict = "expired" if result.reason == "expired" else "deny"
     return Interpretation(make_answer(decision, by, result.message), result)
 
 
@@ -157,16 +166,20 @@ def by_rule(rule: Rule) -> Interpretation:
     return Interpretation(make_answer("allow", "rule", rule=rule), Allow(), rule)
 
 
-def unanswered(asked: Asked, decision: Decision, by: DecidedBy, note: str) -> Interpretation:
+_UNANSWERED: Final[dict[Verdict, Literal["expired", "interrupted", "no_answer"]]] = {
+    "expired": "expired",
+    "interrupted": "interrupted",
+}
+"""Why an unanswered question ended, by verdict; any other verdict: ``no_answer``.
+A permission's :class:`Deny` takes the same reason, ``no_answer`` read as ``rejected``."""
+
+
+def unanswered(asked: Asked, decision: Verdict, by: DecidedBy, note: str) -> Interpretation:
     """How ``asked`` ends when nobody answers (expired, interrupted, no view, kernel)."""
     answer = make_answer(decision, by, note)
+    reason = _UNANSWERED.get(decision, "no_answer")
     if asked.kind == "choice":
-        reason: Literal["expired", "interrupted", "no_answer"] = (
-            decision if decision in ("expired", "interrupted") else "no_answer"
-        )
         return Interpretation(answer, Unanswered(reason))
-    if decision == "expired":
-        return Interpretation(answer, Deny("expired"))
-    if decision == "interrupted":
-        return Interpretation(answer, Deny("interrupted", note))
-    return Interpretation(answer, Deny("rejected", note if by == "kernel" else ""))
+    if reason == "no_answer":
+        return Interpretation(answer, Deny("rejected", note if by == "kernel" else ""))
+    return Interpretation(answer, Deny(reason, "" if reason == "expired" else note))

@@ -47,6 +47,25 @@ class Auditor:
         )
         self._write("decided", fields)
 
+    def by_agent(self, card: Card) -> None:
+        """A call the agent ran under its own rules: a decision nobody here made."""
+        if card["decided_by"] != "agent":
+            return
+        fields = self._call(card)
+        fields.update(
+            kind="permission",
+            prompt=None,
+            asked_at=None,
+            decided_at=time.time(),
+            decided_by="agent",
+            decision="allow",
+            approved_arguments=None,
+            rule=None,
+            note="",
+            answer=None,
+        )
+        self._write("decided", fields)
+
     def ended(self, card: Card) -> None:
         """A call ended: its status and outcome."""
         fields = self._call(card)
@@ -67,7 +86,10 @@ class Auditor:
             "tool": card["tool"],
             "server": card["server"],
             "class": card["class"],
+            "tool_kind": card.get("kind"),
             "arguments": card["arguments"],
+            "content": card.get("content") or None,
+            "locations": card.get("locations") or None,
         }
 
     def _write(self, event: str, fields: dict[str, Any]) -> None:

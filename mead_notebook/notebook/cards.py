@@ -6,13 +6,16 @@ changed in place.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final, get_args
 
 from ..driver import short
-from ..interaction import FINAL_STATUSES, Update
+from ..interaction import FINAL_STATUSES, ToolKind, Update, class_of
+from .blocks import content_of, locations_of
 from .protocol import Card, Question, clean_text, clean_value
 
-__all__ = ["end_open", "new_card", "updated", "with_question"]
+__all__ = ["KINDS", "end_open", "new_card", "updated", "with_question"]
+
+KINDS: Final = frozenset(get_args(ToolKind))
 
 
 def new_card(tool_call_id: str, title: str = "", *, text_offset: int = 0) -> Card:
@@ -35,6 +38,10 @@ def new_card(tool_call_id: str, title: str = "", *, text_offset: int = 0) -> Car
             "question": None,
             "approved_arguments": None,
             "text_offset": text_offset,
+            "kind": None,
+            "content": [],
+            "locations": [],
+            "decided_by": None,
         }
     )
 
@@ -59,6 +66,16 @@ def updated(card: Card, update: Update) -> Card:
         new["class"] = update["class"]
     if "arguments" in update and isinstance(update["arguments"], dict):
         new["arguments"] = clean_value(update["arguments"])
+    if update.get("kind") in KINDS:
+        new["kind"] = update["kind"]
+    if "content" in update:
+        new["content"] = content_of(update["content"])
+    if "locations" in update:
+        new["locations"] = locations_of(update["locations"])
+    if update.get("decided_by") == "agent":
+        new["decided_by"] = "agent"
+    if new["class"] is None and new["kind"] is not None:
+        new["class"] = class_of(new["kind"])
     if isinstance(update.get("approved_arguments"), dict):
         new["approved_arguments"] = clean_value(update["approved_arguments"])
     if status in FINAL_STATUSES:

@@ -12,43 +12,64 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final, Literal, TypedDict
 
-from ..interaction import Outcome, Status, ToolClass
+from ..interaction import (
+    ContentBlock,
+    DecidedBy,
+    Location,
+    Outcome,
+    PlanEntry,
+    Status,
+    ToolClass,
+    ToolKind,
+)
 
 __all__ = [
     "ANSWER",
     "CANCEL",
+    "PROTOCOL_VERSION",
     "RENDERED",
-    "Answer",
     "AnswerMessage",
     "CallMessage",
     "CancelMessage",
     "Card",
+    "ChoiceOption",
     "FrontendMessage",
+    "PlanMessage",
     "Question",
     "RenderedMessage",
     "Scope",
+    "Settlement",
     "TextMessage",
+    "ThoughtMessage",
+    "Verdict",
     "clean_text",
     "clean_value",
     "parse",
 ]
 
+PROTOCOL_VERSION: Final = 2
+"""The version of this protocol, synced as the ``protocol_version`` trait.
+
+1: state saved before the protocol had a version (no trait; views read it with
+their shims for missing fields). 2: cards carry ``kind``, ``content``,
+``locations`` and ``decided_by``; a permission says whether it is ``editable``;
+the turn has a ``plan`` and ``thoughts``. A view renders any version up to its
+own; state of a newer version renders what the view knows, with a note that
+the page's frontend is older than the kernel's.
+"""
+
 RENDERED: Final = "rendered"
 ANSWER: Final = "answer"
 CANCEL: Final = "cancel"
 
-Decision = Literal["allow", "deny", "picked", "expired", "interrupted", "no_answer"]
-"""How a question was settled."""
-DecidedBy = Literal["person", "policy", "rule", "timeout", "fallback", "kernel"]
-"""Who settled it: the person in a view, the ``policy``, a rule the person made
-with "Allow always", the timeout, the ``fallback`` (nobody there), or the kernel
-(the turn ended or was interrupted)."""
+Verdict = Literal["allow", "deny", "picked", "expired", "interrupted", "no_answer"]
+"""How a question was settled; who settled it is a :data:`~mead_notebook.interaction.DecidedBy`."""
 Scope = Literal["tool", "server", "class"]
 """What an "Allow always" covers: this tool, this server, or every ``read`` tool."""
 TurnStatus = Literal["idle", "running", "done", "error", "interrupted"]
 
 
-class Answer(TypedDict):
+class Settlement(TypedDict):
     """How a question was settled.
 
     ``option_ids`` lists every option picked (one unless the choice is
@@ -58,7 +79,7 @@ class Answer(TypedDict):
     ``rule``) or that this answer made.
     """
 
-    decision: Decision
+    decision: Verdict
     option_id: str | None
     option_ids: list[str] | None
     text: str | None
@@ -68,8 +89,8 @@ class Answer(TypedDict):
     note: str
 
 
-class Option(TypedDict):
-    """One option of a choice."""
+class ChoiceOption(TypedDict):
+    """One option of a choice, as a view shows it."""
 
     id: str
     label: str
@@ -84,20 +105,23 @@ class Question(TypedDict):
     "Other" text. ``rejected`` says why the last answer from a view was refused
     (invalid edited arguments), until a valid one settles the question;
     ``rejections`` counts those refusals, so a view sees each one, even a second
-    refusal for the same reason.
+    refusal for the same reason. A permission that is not ``editable`` (its
+    source cannot take edited arguments or a denial message, like an ACP agent)
+    offers neither; a choice is always ``editable``.
     """
 
     id: str
     kind: Literal["permission", "choice"]
     prompt: str | None
-    options: list[Option] | None
+    options: list[ChoiceOption] | None
     multiple: bool
     scopes: list[Scope]
     schema: dict[str, Any] | None
+    editable: bool
     deadline: int | None
     rejected: str | None
     rejections: int
-    answer: Answer | None
+    answer: Settlement | None
 
 
 Card = TypedDict(
@@ -119,6 +143,10 @@ Card = TypedDict(
         "question": Question | None,
         "approved_arguments": dict[str, Any] | None,
         "text_offset": int,
+        "kind": ToolKind | None,
+        "content": list[ContentBlock],
+        "locations": list[Location],
+        "decided_by": DecidedBy | None,
     },
 )
 """One tool call as a view draws it (``class`` is a keyword, hence this form).
@@ -126,7 +154,11 @@ Card = TypedDict(
 ``approved_arguments`` are what the tool ran with when the person edited them
 (None: as asked). ``text_offset`` is where the call belongs in the turn's text
 (UTF-16 code units of ``text`` streamed before the model asked for it), so every
-view interleaves text and cards in the order they happened.
+view interleaves text and cards in the order they happened. ``kind`` is what
+the call does (None: known only by its ``class``), ``content`` what it will do
+or did (text, a diff, a terminal command), ``locations`` the files it touches;
+``decided_by`` is ``agent`` for a call the agent ran under its own rules
+without asking anyone here (else None: its question, if any, says who decided).
 """
 
 
@@ -136,6 +168,21 @@ class TextMessage(TypedDict):
     type: Literal["text"]
     start: int
     delta: str
+
+
+class ThoughtMessage(TypedDict):
+    """Kernel to frontend: the thoughts from UTF-16 offset ``start`` on are ``delta``."""
+
+    type: Literal["thought"]
+    start: int
+    delta: str
+
+
+class PlanMessage(TypedDict):
+    """Kernel to frontend: the whole plan, each time it changes."""
+
+    type: Literal["plan"]
+    entries: list[PlanEntry]
 
 
 class CallMessage(TypedDict):
@@ -179,6 +226,7 @@ class CancelMessage(TypedDict):
 
 
 FrontendMessage = RenderedMessage | AnswerMessage | CancelMessage
+KernelMessage = TextMessage | ThoughtMessage | PlanMessage | CallMessage
 
 MAX_NOTE = 500
 """Longest note kept from a frontend answer, in characters."""
@@ -190,6 +238,12 @@ MAX_OPTIONS = 50
 """Most options one answer may pick."""
 MAX_ARGUMENTS = 100_000
 """Largest edited arguments accepted, in characters of JSON."""
+MAX_BLOCK_TEXT = 200_000
+"""Longest text kept in one field of a content block (a diff's side, an output)."""
+MAX_BLOCKS = 50
+"""Most content blocks, and most locations, kept on one card."""
+MAX_PLAN = 100
+"""Most plan entries kept."""
 
 
 def clean_text(text: str, limit: int | None = None) -> str:

@@ -29,7 +29,7 @@ from .answers import (
     interpret,
     unanswered,
 )
-from .protocol import AnswerMessage, Decision, Option, Question
+from .protocol import AnswerMessage, ChoiceOption, Question, Verdict
 from .rules import Rule
 
 log = logging.getLogger(__name__)
@@ -68,7 +68,7 @@ class QuestionState:
         return self.asked.kind
 
     def view(self) -> Question:
-        options = [Option(id=k, label=v) for k, v in self.asked.options.items()]
+        options = [ChoiceOption(id=k, label=v) for k, v in self.asked.options.items()]
         return Question(
             id=self.id,
             kind=self.kind,
@@ -77,6 +77,7 @@ class QuestionState:
             multiple=self.asked.multiple,
             scopes=self.asked.scopes,
             schema=self.asked.schema,
+            editable=self.asked.editable,
             deadline=self.deadline,
             rejected=self.rejected,
             rejections=self.rejections,
@@ -289,7 +290,7 @@ class Questions:
                 self._wait(q.wake, max(limit, 0.0))
         except Exception as exc:
             log.error("cannot wait for an answer to %s: %s", q.id, exc)
-            decision: Decision = "deny" if q.kind == "permission" else "no_answer"
+            decision: Verdict = "deny" if q.kind == "permission" else "no_answer"
             self._settle(q, unanswered(q.asked, decision, "kernel", str(exc)))
         except BaseException:
             self._settle(

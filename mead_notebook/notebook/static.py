@@ -17,13 +17,16 @@ from typing import Any, Final
 import nh3
 from markdown_it import MarkdownIt
 
+from ..interaction import ContentBlock, DiffBlock, PlanEntry
+from .blocks import unified_diff
+from .labels import PLAN_GLYPH, STOP_REASON
 from .protocol import Card
 from .transcript import (
-    STOP_REASON,
     TurnState,
     decision_text,
     is_choice,
     layout,
+    location_text,
     one_line,
     picked_ids,
     question_of,
@@ -121,6 +124,11 @@ def card_html(card: Card) -> str:
             card.get("arguments") or {}, indent=2, ensure_ascii=False, default=str
         )
         body.append(f"<pre>{_e(arguments)}</pre>")
+        body.extend(content_html(b) for b in card.get("content") or [])
+        places = [location_text(loc) for loc in card.get("locations") or []]
+        if any(places):
+            items = "".join(f"<li><code>{_e(p)}</code></li>" for p in places if p)
+            body.append(f'<ul class="mead-static-locations" aria-label="Locations">{items}</ul>')
         approved = card.get("approved_arguments")
         if isinstance(approved, dict):
             edited = _e(json.dumps(approved, indent=2, ensure_ascii=False, default=str))
@@ -137,6 +145,63 @@ def card_html(card: Card) -> str:
     )
 
 
+DIFF_FOLD: Final = 40
+"""Rows of a diff shown before the rest folds (one click away, in a ``<details>``)."""
+
+
+def diff_html(block: DiffBlock) -> str:
+    """A diff block as a table: old and new line numbers, sign, text; long diffs fold."""
+    rows = []
+    for sign, old, new, text in unified_diff(block):
+        css = {"+": "add", "-": "del", "@": "hunk"}.get(sign, "ctx")
+        rows.append(
+            f'<tr class="mead-diff-{css}"><td class="mead-diff-num">{_e(old or "")}</td>'
+            f'<td class="mead-diff-num">{_e(new or "")}</td>'
+            f'<td class="mead-diff-sign">{_e(sign if sign != "@" else "")}</td>'
+            f'<td class="mead-diff-text">{_e(text)}</td></tr>'
+        )
+    new_file = " (new file)" if block["old_text"] is None else ""
+    head = f'<p class="mead-static-muted">Diff of <code>{_e(block["path"])}</code>{new_file}</p>'
+    if not rows:
+        return f'{head}<p class="mead-static-muted">No change.</p>'
+    shown = "".join(rows[:DIFF_FOLD])
+    table = f'<table class="mead-static-diff">{shown}</table>'
+    if len(rows) > DIFF_FOLD:
+        rest = "".join(rows[DIFF_FOLD:])
+        table += (
+            f'<details class="mead-static-more"><summary>Show {len(rows) - DIFF_FOLD} more lines'
+            f'</summary><table class="mead-static-diff">{rest}</table></details>'
+        )
+    return head + table
+
+
+def content_html(block: ContentBlock) -> str:
+    """One content block: text, a diff, or a terminal command with its cwd and output."""
+    if block["type"] == "text":
+        return f'<pre class="mead-static-block">{_e(block["text"])}</pre>'
+    if block["type"] == "diff":
+        return diff_html(block)
+    cwd = block.get("cwd")
+    where = f' <span class="mead-static-muted">in <code>{_e(cwd)}</code></span>' if cwd else ""
+    parts = [f'<pre class="mead-static-command">$ {_e(block["command"])}</pre>{where}']
+    code = block.get("exit_code")
+    if block.get("output") or code is not None:
+        ended = f" (exit code {_e(code)})" if code is not None else ""
+        parts.append(f"<p>Output{ended}:</p><pre>{_e(block.get('output') or '')}</pre>")
+    return "".join(parts)
+
+
+def plan_html(plan: list[PlanEntry]) -> str:
+    """The plan as a checklist, a glyph per status."""
+    items = "".join(
+        f'<li class="mead-plan-{_e(entry["status"])}"><span aria-hidden="true">'
+        f"{_e(PLAN_GLYPH.get(entry['status'], '?'))}</span> {_e(entry['content'])}"
+        f'<span class="mead-static-muted"> ({_e(entry["status"].replace("_", " "))})</span></li>'
+        for entry in plan
+    )
+    return f'<div class="mead-static-plan"><strong>Plan</strong><ul>{items}</ul></div>'
+
+
 def to_html(state: TurnState, key: int) -> str:
     """The static transcript: prompt, text and cards in order, how the turn ended.
 
@@ -150,6 +215,14 @@ def to_html(state: TurnState, key: int) -> str:
         f'<p class="mead-static-prompt">{_e(state["prompt"])}</p>' if state["prompt"] else "",
         f'<span class="mead-static-muted">{_e(status.capitalize())}</span></div>',
     ]
+    if state.get("plan"):
+        parts.append(plan_html(state.get("plan") or []))
+    thoughts = state.get("thoughts") or ""
+    if thoughts.strip():
+        parts.append(
+            '<details class="mead-static-thoughts"><summary>Thoughts</summary>'
+            f"{render_markdown(thoughts)}</details>"
+        )
     for item in layout(state["text"], state["calls"], state["order"]):
         if isinstance(item, str):
             if item.strip():

@@ -1,8 +1,9 @@
 """``SyncedTurn``: one turn as every view sees it, in synced traits.
 
-The prompt, status, streamed text and one card per tool call live in traits
-(``docs/widget-protocol.md``). While the turn runs, the growing ``text`` and
-``calls`` are kept current quietly and travel as small custom messages; they are
+The prompt, status, streamed text, the agent's plan and thoughts, and one card
+per tool call live in traits (``docs/widget-protocol.md``). While the turn runs,
+the growing ``text``, ``thoughts``, ``plan`` and ``calls`` are kept current
+quietly and travel as small custom messages; they are
 synced in full once, at the turn's end, so a saved notebook's widget state holds
 the whole turn and a view that connects late asks for it (``request_state``).
 """
@@ -10,21 +11,41 @@ the whole turn and a view that connects late asks for it (``request_state``).
 from __future__ import annotations
 
 import threading
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import traitlets
 
+from ..interaction import PlanEntry
 from ..turn import TurnResult
 from . import cards
+from .blocks import plan_of
 from .frontend import LoadsFrontend
-from .protocol import CallMessage, Card, TextMessage, clean_text
+from .protocol import (
+    PROTOCOL_VERSION,
+    CallMessage,
+    Card,
+    PlanMessage,
+    TextMessage,
+    ThoughtMessage,
+    clean_text,
+)
 from .quiet import QuietSync
 from .text import TextStream, error_text
 from .transcript import TurnState
 
 __all__ = ["SyncedTurn"]
 
-TURN_KEYS: Final = ("prompt", "status", "stop_reason", "error", "text", "calls", "order")
+TURN_KEYS: Final = (
+    "prompt",
+    "status",
+    "stop_reason",
+    "error",
+    "text",
+    "thoughts",
+    "plan",
+    "calls",
+    "order",
+)
 
 
 class SyncedTurn(QuietSync, LoadsFrontend):
@@ -40,6 +61,14 @@ class SyncedTurn(QuietSync, LoadsFrontend):
     """The turn's error message, empty if none."""
     text = traitlets.Unicode("").tag(sync=True)
     """All text streamed so far (Markdown); changes travel as ``text`` messages."""
+    thoughts = traitlets.Unicode("").tag(sync=True)
+    """The agent's reasoning streamed so far, never part of ``text``; changes travel as
+    ``thought`` messages."""
+    plan = traitlets.List(traitlets.Dict()).tag(sync=True)
+    """The agent's plan: entries with ``content`` and ``status``; changes travel as
+    ``plan`` messages."""
+    protocol_version = traitlets.Int(PROTOCOL_VERSION).tag(sync=True)
+    """The version of ``docs/widget-protocol.md`` this state follows."""
     calls = traitlets.Dict().tag(sync=True)
     """Tool-call cards by ``tool_call_id``; changes travel as ``call`` messages."""
     order = traitlets.List(traitlets.Unicode()).tag(sync=True)
@@ -49,7 +78,9 @@ class SyncedTurn(QuietSync, LoadsFrontend):
 
     def __init__(self, **kwargs: Any) -> None:
         self._lock = threading.RLock()
-        self._text = TextStream(self._lock, self._emit_text, self._streaming)
+        self._text = TextStream(
+            self._lock, self._emit_text, self._streaming, emit_thought=self._emit_thought
+        )
         super().__init__(**kwargs)
 
     def _turn_state(self) -> TurnState:
@@ -60,6 +91,8 @@ class SyncedTurn(QuietSync, LoadsFrontend):
                 stop_reason=self.stop_reason,
                 error=self.error,
                 text=self.text,
+                thoughts=self.thoughts,
+                plan=cast(list[PlanEntry], list(self.plan)),
                 calls=dict(self.calls),
                 order=list(self.order),
             )
@@ -74,6 +107,8 @@ class SyncedTurn(QuietSync, LoadsFrontend):
                 self.stop_reason = ""
                 self.error = ""
                 self.text = ""
+                self.thoughts = ""
+                self.plan = []
                 self.calls = {}
                 self.order = []
             self.send_state(list(TURN_KEYS))
@@ -97,7 +132,9 @@ class SyncedTurn(QuietSync, LoadsFrontend):
                     self.status = "done"
                     self.stop_reason = result.stop_reason
                 self.error = "" if error is None else error_text(error)
-            self.send_state(["status", "stop_reason", "error", "text", "calls", "order"])
+            self.send_state(
+                ["status", "stop_reason", "error", "text", "thoughts", "plan", "calls", "order"]
+            )
 
     def _handle_msg(self, msg: Any) -> None:
         data = msg.get("content", {}).get("data") if isinstance(msg, dict) else None
@@ -133,6 +170,25 @@ class SyncedTurn(QuietSync, LoadsFrontend):
             self.text = self.text + delta
         if send:
             self.send(TextMessage(type="text", start=start, delta=delta))
+
+    def _emit_thought(self, start: int, delta: str, send: bool) -> None:
+        delta = clean_text(delta)
+        with self._quiet("thoughts"):
+            self.thoughts = self.thoughts + delta
+        if send:
+            self.send(ThoughtMessage(type="thought", start=start, delta=delta))
+
+    def _put_plan(self, entries: list[PlanEntry]) -> None:
+        """Store the whole plan and send it to every view (thoughts streamed before go first)."""
+        with self._lock:
+            plan = plan_of(entries)
+            if plan == self.plan:
+                return
+            if self._text.due():
+                self._text.flush()
+            with self._quiet("plan"):
+                self.plan = cast(list[dict[str, Any]], plan)
+            self.send(PlanMessage(type="plan", entries=plan))
 
     def _streaming(self) -> bool:
         return self.status == "running" and self.comm is not None

@@ -2,7 +2,9 @@
 
 ``append`` is a bare list append (the turn calls it once per fragment); a thread
 of its own sends what has gathered, each message the new part only, tagged with
-its UTF-16 offset (what JavaScript strings count).
+its UTF-16 offset (what JavaScript strings count). The agent's thoughts travel
+the same way beside the text (``think``), through the same thread, as a second
+channel with its own offset: they never enter the text.
 """
 
 from __future__ import annotations
@@ -32,6 +34,33 @@ Emit = Callable[[int, str, bool], None]
 """``emit(start, delta, send)``: store ``delta`` at UTF-16 offset ``start``; send it if asked."""
 
 
+class _Channel:
+    """One stream of fragments: what is buffered, and the UTF-16 offset sent so far."""
+
+    def __init__(self, emit: Emit) -> None:
+        self.emit = emit
+        self.pending: list[str] = []
+        self.offset = 0
+
+    def reset(self) -> None:
+        self.pending.clear()
+        self.offset = 0
+
+    def take(self) -> str:
+        """Remove and join what is buffered (lock held)."""
+        count = len(self.pending)
+        if not count:
+            return ""
+        parts = self.pending[:count]
+        del self.pending[:count]
+        return "".join(p if isinstance(p, str) else str(p) for p in parts)
+
+    def put(self, delta: str, send: bool) -> None:
+        start = self.offset
+        self.offset += utf16_len(delta)
+        self.emit(start, delta, send)
+
+
 def error_text(error: BaseException) -> str:
     """How a turn's error reads in the view: its type and message, at most 500 characters."""
     if isinstance(error, KeyboardInterrupt):
@@ -49,21 +78,32 @@ def utf16_len(text: str) -> int:
 class TextStream:
     """Buffers streamed fragments and hands them to ``emit`` under ``lock``."""
 
-    def __init__(self, lock: threading.RLock, emit: Emit, still_wanted: Callable[[], bool]) -> None:
+    def __init__(
+        self,
+        lock: threading.RLock,
+        emit: Emit,
+        still_wanted: Callable[[], bool],
+        emit_thought: Emit | None = None,
+    ) -> None:
         self._lock = lock
-        self._emit = emit
         self._still_wanted = still_wanted
-        self.pending: list[str] = []
-        self.offset = 0
+        self._text = _Channel(emit)
+        self._thoughts = _Channel(emit_thought or (lambda start, delta, send: None))
+        self.pending = self._text.pending
         self.next_flush = 0.0
         self._stop: threading.Event | None = None
         self._wake = threading.Event()
         self._sleeping = False
 
+    @property
+    def offset(self) -> int:
+        """The UTF-16 length of the text handed to ``emit`` so far."""
+        return self._text.offset
+
     def reset(self) -> None:
         """Forget everything for a new turn; lock held."""
-        self.pending.clear()
-        self.offset = 0
+        self._text.reset()
+        self._thoughts.reset()
         self.next_flush = time.monotonic() + FLUSH_INTERVAL
 
     def append(self, fragment: str) -> None:
@@ -72,6 +112,12 @@ class TextStream:
         Wakes the text thread if it sleeps for want of text.
         """
         self.pending.append(fragment)
+        if self._sleeping:
+            self._wake.set()
+
+    def think(self, fragment: str) -> None:
+        """Buffer one fragment of the agent's thoughts, as :meth:`append` does text."""
+        self._thoughts.pending.append(fragment)
         if self._sleeping:
             self._wake.set()
 
@@ -88,24 +134,25 @@ class TextStream:
         return time.monotonic() >= self.next_flush
 
     def flush(self, *, send: bool = True) -> None:
-        """Move the buffered text to ``emit`` (and send it unless ``send`` is false)."""
+        """Move the buffered thoughts and text to their ``emit`` (sent unless ``send`` is false)."""
         with self._lock:
-            count = len(self.pending)
-            if not count:
-                return
-            parts = self.pending[:count]
-            del self.pending[:count]
-            delta = "".join(p if isinstance(p, str) else str(p) for p in parts)
+            thought = self._thoughts.take()
+            if thought:
+                self._thoughts.put(thought, send)
+            delta = self._text.take()
             if delta:
-                self.put(delta, send=send)
+                self._text.put(delta, send)
+            if thought or delta:
+                # From when the message has left, so that two never fall in one interval.
+                self.next_flush = time.monotonic() + FLUSH_INTERVAL
 
     def put(self, delta: str, *, send: bool) -> None:
         """Hand ``delta`` to ``emit`` at the current offset; lock held."""
-        start = self.offset
-        self.offset += utf16_len(delta)
-        self._emit(start, delta, send)
-        # From when the message has left, so that two never fall in one interval.
+        self._text.put(delta, send)
         self.next_flush = time.monotonic() + FLUSH_INTERVAL
+
+    def _buffered(self) -> bool:
+        return bool(self._text.pending or self._thoughts.pending)
 
     def start(self) -> None:
         """Start the text thread unless one is running; each has its own stop event."""
@@ -133,7 +180,7 @@ class TextStream:
         try:
             while not stop.is_set():
                 now = time.monotonic()
-                if not self.pending:
+                if not self._buffered():
                     if now - idle_since > IDLE_EXIT and not self._still_wanted():
                         return
                     self._sleep(stop)
@@ -150,14 +197,14 @@ class TextStream:
                 ended = self._stop is stop
                 if ended:
                     self._stop = None
-            if ended and self.pending:
+            if ended and self._buffered():
                 self.start()
 
     def _sleep(self, stop: threading.Event) -> None:
         """Wait for text (or the stop) without waking every interval."""
         self._sleeping = True
         try:
-            if not self.pending and not stop.is_set():
+            if not self._buffered() and not stop.is_set():
                 self._wake.wait(IDLE_WAIT)
         finally:
             self._sleeping = False

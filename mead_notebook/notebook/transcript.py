@@ -18,6 +18,9 @@ import re
 from collections.abc import Callable
 from typing import Any, Final, TypedDict
 
+from ..interaction import DiffBlock, PlanEntry
+from .blocks import unified_diff
+from .labels import AGENT_DECIDED, BY, DECISION, OUTCOME_LABEL, STATUS_LABEL, UNMADE
 from .protocol import Card, Question
 from .text import utf16_len
 
@@ -33,9 +36,7 @@ __all__ = [
 ]
 
 
-class TurnState(TypedDict):
-    """The synced traits a transcript is made from."""
-
+class _TurnFields(TypedDict):
     prompt: str
     status: str
     stop_reason: str
@@ -45,47 +46,13 @@ class TurnState(TypedDict):
     order: list[str]
 
 
-# The words of js/src/labels.js, so the static transcript says what the live view says.
-OUTCOME_LABEL: Final = {
-    "denied": "Denied",
-    "cancelled": "Cancelled",
-    "expired": "Expired",
-    "interrupted": "Interrupted",
-    "timeout": "Timed out",
-    "error": "Error",
-    "unknown": "Unknown tool",
-    "invalid_arguments": "Invalid arguments",
-    "no_answer": "No answer",
-}
-STATUS_LABEL: Final = {
-    "pending": "Pending",
-    "in_progress": "In progress",
-    "completed": "Completed",
-    "failed": "Failed",
-}
-BY: Final = {
-    "person": "by you",
-    "policy": "by policy",
-    "rule": "by your “Allow always” rule",
-    "timeout": "on timeout",
-    "fallback": "by the fallback (nobody to answer)",
-    "kernel": "by the kernel",
-}
-DECISION: Final = {
-    "allow": "Allowed",
-    "deny": "Denied",
-    "picked": "Answered",
-    "expired": "Expired",
-    "interrupted": "Interrupted",
-    "no_answer": "No answer",
-}
-UNMADE: Final = frozenset({"expired", "interrupted", "no_answer"})
-"""Decisions that happened to a question rather than being made: no "by" is added."""
-STOP_REASON: Final = {
-    "end_turn": "Finished",
-    "max_rounds": "Stopped: maximum number of rounds reached",
-    "interrupted": "Interrupted",
-}
+class TurnState(_TurnFields, total=False):
+    """The synced traits a transcript is made from (``thoughts`` and ``plan`` since version 2)."""
+
+    thoughts: str
+    plan: list[PlanEntry]
+
+
 ONE_LINE_MAX: Final = 300
 """Longest one-line arguments in a card's summary line, in characters."""
 
@@ -171,6 +138,8 @@ def decision_text(card: Card) -> str:
     """How the card's question was settled ("Denied by you: note"), or "" if it has none."""
     question = question_of(card)
     answer = question.get("answer") if question is not None else None
+    if card.get("decided_by") == "agent":
+        return AGENT_DECIDED
     if question is None or not isinstance(answer, dict):
         return ""
     decision, by_key = str(answer.get("decision") or ""), str(answer.get("by") or "")
@@ -287,6 +256,7 @@ def card_markdown(card: Card) -> str:
     server = f" on {_inline_code(card['server'])}" if card.get("server") else ""
     parts = [f"**Tool call** {_inline_code(tool)}{server}: {_escape_md(state)}"]
     parts.append(_code_block(_json(card.get("arguments")), "json"))
+    parts.extend(content_markdown(card))
     approved = card.get("approved_arguments")
     if isinstance(approved, dict):
         parts.append(f"Ran with edited arguments:\n\n{_code_block(_json(approved), 'json')}")
@@ -294,6 +264,63 @@ def card_markdown(card: Card) -> str:
         if isinstance(value, str) and value:
             parts.append(f"{name}:\n\n{_code_block(value, 'text')}")
     return "\n\n".join(parts)
+
+
+def location_text(location: Any) -> str:
+    """A location as ``path:line`` (or the path alone)."""
+    if not isinstance(location, dict) or not isinstance(location.get("path"), str):
+        return ""
+    line = location.get("line")
+    return f"{location['path']}:{line}" if isinstance(line, int) else location["path"]
+
+
+def diff_text(block: DiffBlock) -> str:
+    """A diff block as a unified diff (``---``/``+++`` headers, hunks)."""
+    old = "/dev/null" if block["old_text"] is None else f"a/{block['path']}"
+    lines = [f"--- {old}", f"+++ b/{block['path']}"]
+    lines += [text if sign == "@" else sign + text for sign, _o, _n, text in unified_diff(block)]
+    return "\n".join(lines)
+
+
+def content_markdown(card: Card) -> list[str]:
+    """A card's content blocks and locations as Markdown paragraphs."""
+    parts: list[str] = []
+    for block in card.get("content") or []:
+        if block["type"] == "text":
+            parts.append(_code_block(block["text"], "text"))
+        elif block["type"] == "diff":
+            parts.append(
+                f"Diff of {_inline_code(block['path'])}:\n\n{_code_block(diff_text(block), 'diff')}"
+            )
+        elif block["type"] == "terminal":
+            cwd = block.get("cwd")
+            where = f" in {_inline_code(cwd)}" if cwd else ""
+            parts.append(f"Command{where}:\n\n{_code_block('$ ' + block['command'], 'console')}")
+            code = block.get("exit_code")
+            output = block.get("output")
+            if output or code is not None:
+                ended = f" (exit code {code})" if code is not None else ""
+                parts.append(f"Output{ended}:\n\n{_code_block(output or '', 'text')}")
+    places = [location_text(loc) for loc in card.get("locations") or []]
+    if any(places):
+        parts.append("Locations: " + ", ".join(_inline_code(p) for p in places if p))
+    return parts
+
+
+def plan_markdown(plan: list[PlanEntry]) -> str:
+    """The plan as a Markdown checklist: done entries ticked, the running one marked."""
+    lines = ["**Plan**", ""]
+    for entry in plan:
+        mark = "x" if entry["status"] == "completed" else " "
+        doing = " (in progress)" if entry["status"] == "in_progress" else ""
+        lines.append(f"- [{mark}] {_escape_md(entry['content'])}{doing}")
+    return "\n".join(lines)
+
+
+def thoughts_markdown(thoughts: str) -> str:
+    """The agent's thoughts as a quote under a label, apart from the answer."""
+    quoted = "\n".join(f"> {line}" if line else ">" for line in thoughts.strip().split("\n"))
+    return f"**Thoughts**\n\n{quoted}"
 
 
 def _json(value: Any) -> str:
@@ -307,6 +334,10 @@ def to_markdown(state: TurnState) -> str:
     parts = []
     if state["prompt"]:
         parts.append("\n".join(f"> {line}" for line in state["prompt"].split("\n")))
+    if state.get("plan"):
+        parts.append(plan_markdown(state.get("plan") or []))
+    if (state.get("thoughts") or "").strip():
+        parts.append(thoughts_markdown(state.get("thoughts") or ""))
     for item in layout(state["text"], state["calls"], state["order"]):
         if isinstance(item, str):
             if item.strip():

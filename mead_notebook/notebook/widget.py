@@ -1,7 +1,8 @@
 """``NotebookInteraction``: the widget that shows a turn live and asks the person.
 
-It implements :class:`~mead_notebook.interaction.Interaction` and
-:class:`~mead_notebook.interaction.TurnHooks`: each callback becomes a change to
+It implements :class:`~mead_notebook.interaction.Interaction`,
+:class:`~mead_notebook.interaction.TurnHooks` and
+:class:`~mead_notebook.interaction.PlanAndThoughts`: each callback becomes a change to
 the turn's synced state (:mod:`.synced`), each question waits in
 :mod:`.questions`, and each frontend message is parsed (:mod:`.protocol`) and
 handed to whatever it answers or cancels.
@@ -23,6 +24,7 @@ from ..interaction import (
     Choice,
     Deny,
     Picked,
+    PlanEntry,
     Policy,
     Request,
     Unanswered,
@@ -214,6 +216,16 @@ class NotebookInteraction(SyncedTurn):
         """Buffer one streamed fragment; it is sent within ``FLUSH_INTERVAL``."""
         self._text.append(text)
 
+    # -- PlanAndThoughts --------------------------------------------------------------------
+
+    def thought_delta(self, context: Any, text: str) -> None:
+        """Buffer one fragment of the agent's thoughts; sent like text, never part of it."""
+        self._text.think(text)
+
+    def plan_updated(self, context: Any, entries: list[PlanEntry]) -> None:
+        """Show the agent's whole plan, as a checklist above the turn."""
+        self._put_plan(entries)
+
     def tool_updated(self, context: Any, update: Update) -> None:
         """Create or update the call's card from the update alone."""
         tool_call_id = str(update.get("tool_call_id") or "")
@@ -224,7 +236,10 @@ class NotebookInteraction(SyncedTurn):
             card = self.calls.get(tool_call_id)
             if card is None:
                 card = cards.new_card(tool_call_id, text_offset=self._text.position())
+            previous = card["decided_by"]
             card = cards.updated(card, update)
+            if self._auditor is not None and card["decided_by"] != previous:
+                self._auditor.by_agent(card)
             if card["status"] in ("completed", "failed"):
                 self._handles.pop(tool_call_id, None)
                 if self._auditor is not None:

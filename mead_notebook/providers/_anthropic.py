@@ -9,7 +9,7 @@ from types import ModuleType
 from typing import Any, ClassVar, cast
 
 from ..errors import ModelError
-from ..model import Message, ReplyItem, ToolCall, ToolSpec
+from ..model import Message, ReplyItem, Thought, ToolCall, ToolSpec
 from ._common import (
     SdkModel,
     StreamDropped,
@@ -40,9 +40,10 @@ class _Block:
 
 
 class AnthropicModel(SdkModel):
-    """A Claude model behind the Anthropic messages API (``ANTHROPIC_API_KEY``).
+    r"""A Claude model behind the Anthropic messages API (``ANTHROPIC_API_KEY``).
 
-    Replies stream: text fragments as they arrive, then the tool calls.
+    Replies stream: text fragments as they arrive, then the tool calls. When the
+    model streams its thinking (``thinking_delta``), it arrives as ``Thought``\s.
 
     Retries: an HTTP 408, 409, 429 or 5xx answer and a failed connection are
     retried by the SDK, at most ``max_retries`` times with exponential backoff.
@@ -58,9 +59,9 @@ class AnthropicModel(SdkModel):
     def __init__(
         self,
         model: str,
-        api_key: str | None = None,
         *,
         base_url: str | None = None,
+        api_key: str | None = None,
         max_tokens: int = 4096,
         timeout: float = 60.0,
         max_retries: int = 2,
@@ -122,6 +123,8 @@ class AnthropicModel(SdkModel):
                         delta_kind = getattr(delta, "type", None)
                         if delta_kind == "text_delta" and delta.text:
                             yield delta.text
+                        elif delta_kind == "thinking_delta" and getattr(delta, "thinking", ""):
+                            yield Thought(delta.thinking)
                         elif delta_kind == "input_json_delta":
                             target = blocks.get(event.index)
                             if target is None:

@@ -9,7 +9,7 @@ from types import ModuleType
 from typing import Any, ClassVar, cast
 
 from ..errors import ModelError
-from ..model import Message, ReplyItem, ToolCall, ToolSpec
+from ..model import Message, ReplyItem, Thought, ToolCall, ToolSpec
 from ._common import (
     SdkModel,
     StreamDropped,
@@ -39,12 +39,15 @@ class _PartialCall:
 
 
 class OpenAIModel(SdkModel):
-    """A chat model behind the OpenAI API or an OpenAI-compatible server.
+    r"""A chat model behind the OpenAI API or an OpenAI-compatible server.
 
     ``OpenAIModel("gpt-4o-mini")`` reads ``OPENAI_API_KEY``;
     ``OpenAIModel("llama3.2", base_url="http://localhost:11434/v1")`` talks to a
     local server (Ollama, vLLM, llama.cpp, LM Studio) with a placeholder key.
-    Replies stream: text fragments as they arrive, then the tool calls.
+    Replies stream: text fragments as they arrive, then the tool calls. The
+    reasoning that compatible servers stream (``reasoning_content`` from vLLM,
+    DeepSeek and llama.cpp; ``reasoning`` from Ollama and OpenRouter) arrives as
+    ``Thought``\s.
 
     Retries: an HTTP 408, 409, 429 or 5xx answer and a failed connection are
     retried by the SDK, at most ``max_retries`` times with exponential backoff.
@@ -60,9 +63,9 @@ class OpenAIModel(SdkModel):
     def __init__(
         self,
         model: str,
+        *,
         base_url: str | None = None,
         api_key: str | None = None,
-        *,
         timeout: float = 60.0,
         max_retries: int = 2,
         temperature: float | None = None,
@@ -119,6 +122,9 @@ class OpenAIModel(SdkModel):
                         if getattr(choice, "index", 0) not in (0, None):
                             continue
                         delta = choice.delta
+                        thought = _reasoning(delta)
+                        if thought:
+                            yield Thought(thought)
                         text = getattr(delta, "content", None) if delta is not None else None
                         if isinstance(text, str) and text:
                             yield text
@@ -227,3 +233,12 @@ def to_openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
         }
         for t in tools
     ]
+
+
+def _reasoning(delta: object) -> str:
+    """The reasoning fragment a compatible server put beside the content, if any."""
+    for key in ("reasoning_content", "reasoning"):
+        value = getattr(delta, key, None)
+        if isinstance(value, str) and value:
+            return value
+    return ""

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 from ..errors import ToolArgumentError, ToolDefinitionError
+from . import preview
 from .base import Tool, ToolSource, result_text, spec_of
 from .function import FunctionTool, as_tool, split_tools, tool
+from .preview import Preview, Previewing
 
 __all__ = [
     "FunctionTool",
+    "Preview",
+    "Previewing",
     "Tool",
     "ToolArgumentError",
     "ToolDefinitionError",
     "ToolSource",
     "as_tool",
+    "preview",
     "result_text",
     "spec_of",
     "split_tools",

@@ -11,9 +11,10 @@ import pydantic
 
 from ..calls import Call
 from ..errors import ToolArgumentError, ToolDefinitionError
-from ..interaction import ToolClass
+from ..interaction import ToolClass, ToolKind, class_of
 from ..model import ToolSpec
 from .base import Tool, ToolSource
+from .preview import Preview, PreviewFunction, normalize
 
 __all__ = ["FunctionTool", "as_tool", "split_tools", "tool"]
 
@@ -30,11 +31,22 @@ class FunctionTool:
         name: str | None = None,
         description: str | None = None,
         read_only: bool = False,
+        kind: ToolKind | None = None,
+        preview: PreviewFunction | None = None,
     ) -> None:
         self.fn = fn
         self.name = name or fn.__name__
         self.description = (description or inspect.getdoc(fn) or "").strip()
-        self.tool_class: ToolClass = "read" if read_only else "effect"
+        if kind is None:
+            kind = "read" if read_only else "other"
+        elif read_only and class_of(kind) != "read":
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: read_only=True contradicts kind={kind!r}, "
+                "which may change things"
+            )
+        self.kind: ToolKind = kind
+        self.tool_class: ToolClass = class_of(kind)
+        self._preview = preview
         self._call_param, self._args_model = _signature_model(fn, self.name)
         schema = self._args_model.model_json_schema()
         schema.pop("title", None)
@@ -64,6 +76,12 @@ class FunctionTool:
             )
             raise ToolArgumentError(problems) from None
         return {key: getattr(parsed, key) for key in type(parsed).model_fields}
+
+    def preview(self, arguments: dict[str, Any]) -> Preview | None:
+        """What a call with these (validated) arguments will do, from ``preview=``."""
+        if self._preview is None:
+            return None
+        return normalize(self._preview(**arguments))
 
     def invoke(self, arguments: dict[str, Any], call: Call) -> Any:
         kwargs = dict(arguments)
@@ -133,7 +151,12 @@ def tool(fn: Callable[..., Any], /) -> FunctionTool: ...
 
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None, read_only: bool = False
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    read_only: bool = False,
+    kind: ToolKind | None = None,
+    preview: PreviewFunction | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -144,15 +167,23 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     read_only: bool = False,
+    kind: ToolKind | None = None,
+    preview: PreviewFunction | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
-    """Make a function a tool: ``@tool`` or ``@tool(read_only=True)``.
+    """Make a function a tool: ``@tool``, ``@tool(read_only=True)``, ``@tool(kind="edit")``.
 
-    Class ``read`` only when declared read-only, ``effect`` otherwise. A parameter
-    annotated ``Call`` receives the running call's handle and is not in the schema.
+    ``kind`` says what a call does (``read_only=True`` is kind ``read``; the
+    default is ``other``); class ``read`` only for the reading kinds. ``preview``
+    is called with a call's validated arguments before permission is asked and
+    returns what the call will do, for the permission card (see
+    :mod:`mead_notebook.tools.preview`). A parameter annotated ``Call`` receives
+    the running call's handle and is not in the schema.
     """
 
     def wrap(f: Callable[..., Any]) -> FunctionTool:
-        return FunctionTool(f, name=name, description=description, read_only=read_only)
+        return FunctionTool(
+            f, name=name, description=description, read_only=read_only, kind=kind, preview=preview
+        )
 
     return wrap(fn) if fn is not None else wrap
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from mead_notebook import Allow, Answered, Call, Choice, Deny, Picked, Request, Unanswered
-from mead_notebook.policies import Policy, Recording
+from mead_notebook.policies import PolicyInteraction, Recording
 
 STEPS = {
     "request_permission": "ask",
@@ -21,7 +21,7 @@ REFUSED = ["pending", "failed"]
 ANSWERED = ["pending", "choice", "completed"]
 
 
-class Person(Policy):
+class Person(PolicyInteraction):
     """Decides by tool name (``deny`` maps a tool to its Deny message) and picks options.
 
     ``edit`` maps a tool to the arguments to allow it with instead of the model's.

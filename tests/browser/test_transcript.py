@@ -133,13 +133,41 @@ model = ScriptedModel(
         ["done: " + payloads[0]],
     ]
 )
+
+
+class Described(NotebookInteraction):
+    """Says what each call will do with payloads: a diff, a command, text, a location; and a
+    plan and thoughts made of payloads."""
+
+    def turn_started(self, context, prompt):
+        super().turn_started(context, prompt)
+        self.plan_updated(context, [{{"content": p, "status": "in_progress"}} for p in payloads])
+        self.thought_delta(context, evil)
+
+    def tool_updated(self, context, update):
+        if update["status"] == "pending" and "tool" in update:
+            update = {{
+                **update,
+                "content": [
+                    {{"type": "diff", "path": payloads[2], "old_text": evil,
+                      "new_text": payloads[5]}},
+                    {{"type": "terminal", "command": payloads[4], "cwd": payloads[3],
+                      "output": evil}},
+                    {{"type": "text", "text": evil}},
+                ],
+                "locations": [{{"path": payloads[0], "line": 1}}],
+            }}
+        super().tool_updated(context, update)
+
+
 result = Router(model, tools=[echo, explode, write_note]).run(
-    "hostile " + payloads[1], interaction=NotebookInteraction(policy=AllowReads())
+    "hostile " + payloads[1], interaction=Described(policy=AllowReads())
 )
 print("RESULT", [c.outcome or c.status for c in result.calls])
 '''
 )
-"""Payloads in the text, the prompt, arguments, a result, an error and a denial's note."""
+"""Payloads in the text, the prompt, arguments, a result, an error, a denial's note, content
+blocks, locations, the plan and the thoughts."""
 
 FLOW = """(root) => [...root.querySelectorAll(".mead-transcript")].at(-1) === undefined ? [] :
   [...[...root.querySelectorAll(".mead-transcript")].at(-1).children].map((child) =>
@@ -454,6 +482,10 @@ def test_payloads_stay_inert_in_the_static_transcript(
     expect(static).to_contain_text("Error: explode failed: ValueError")
     expect(static).to_contain_text(PAYLOADS[0])
     expect(static).to_contain_text("Denied by you: " + PAYLOADS[0])
+    expect(static.locator(".mead-static-command").first).to_have_text(f"$ {PAYLOADS[4]}")
+    expect(static.locator(".mead-static-diff").first).to_contain_text(PAYLOADS[5])
+    expect(static.locator(".mead-static-plan")).to_contain_text(PAYLOADS[1])
+    expect(static.locator(".mead-static-thoughts")).to_contain_text("window.__pwned")
     for anchor in static.locator("a").all():
         href = (anchor.get_attribute("href") or "").strip().lower()
         assert href.startswith(("http://", "https://", "mailto:")) or not href, href
@@ -477,6 +509,8 @@ def test_payloads_stay_inert_in_the_static_transcript(
     assert [tag for tag, _ in parts.tags].count("style") == 1
     text = "".join(parts.text)
     assert PAYLOADS[1] in text  # shown as text
+    assert f"$ {PAYLOADS[4]}" in text  # a command, as text
+    assert PAYLOADS[3] in text  # its cwd
 
     rendered = chromium.new_page()
     dialogs: list[str] = []

@@ -234,6 +234,22 @@ def anthropic_text_block(index: int, *fragments: str) -> list[bytes]:
     return frames
 
 
+def anthropic_thinking_block(index: int, *fragments: str) -> list[bytes]:
+    """A thinking content block streamed as ``thinking_delta`` events, then its signature."""
+    start = {"type": "content_block_start", "index": index}
+    start["content_block"] = {"type": "thinking", "thinking": "", "signature": ""}
+    frames = [sse(start, "content_block_start")]
+    for f in fragments:
+        delta = {"type": "content_block_delta", "index": index}
+        delta["delta"] = {"type": "thinking_delta", "thinking": f}
+        frames.append(sse(delta, "content_block_delta"))
+    signed = {"type": "content_block_delta", "index": index}
+    signed["delta"] = {"type": "signature_delta", "signature": "c2ln"}
+    frames.append(sse(signed, "content_block_delta"))
+    frames.append(anthropic_block_stop(index))
+    return frames
+
+
 def anthropic_tool_start(index: int, id: str, name: str) -> bytes:
     return sse(
         {

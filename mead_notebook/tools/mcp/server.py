@@ -24,6 +24,7 @@ from mcp.shared.exceptions import MCPError
 
 from ...calls import Call
 from ...errors import MCPServerError, MCPToolError
+from ...interaction import ToolKind
 from ..base import Tool
 from .texts import call_error, describe, leaf, result_text, start_error
 from .tool import MCPTool
@@ -280,14 +281,12 @@ class MCPServer:
         return tools
 
     def _make_tool(self, listed: mcp_types.Tool) -> MCPTool:
-        hints = listed.annotations
-        read_only = bool(hints is not None and hints.read_only_hint is True)
         return MCPTool(
             self,
             name=listed.name,
             description=listed.description or "",
             parameters=dict(listed.input_schema or {"type": "object"}),
-            tool_class="read" if self.trusted and read_only else "effect",
+            kind=kind_from_hints(listed.annotations, trusted=self.trusted),
         )
 
     # -- calls --------------------------------------------------------------------
@@ -332,3 +331,19 @@ class MCPServer:
         if result.structured_content is not None:
             return json.dumps(result.structured_content, ensure_ascii=False, default=str)
         return result_text(result.content)
+
+
+def kind_from_hints(hints: mcp_types.ToolAnnotations | None, *, trusted: bool) -> ToolKind:
+    """A tool's kind from its MCP annotations, which only a trusted server's are believed for.
+
+    ``readOnlyHint`` makes a ``read`` tool on a trusted server only; an explicit
+    ``destructiveHint: true`` makes a ``delete`` tool on any server (it only makes
+    us stricter); anything else is ``other``.
+    """
+    if hints is None:
+        return "other"
+    if hints.read_only_hint is True and trusted:
+        return "read"
+    if hints.destructive_hint is True and hints.read_only_hint is not True:
+        return "delete"
+    return "other"

@@ -8,7 +8,7 @@ import jsonschema
 
 from ...calls import Call
 from ...errors import ToolArgumentError
-from ...interaction import ToolClass
+from ...interaction import ToolClass, ToolKind, class_of
 
 if TYPE_CHECKING:
     from .server import MCPServer
@@ -26,12 +26,13 @@ class MCPTool:
         name: str,
         description: str,
         parameters: dict[str, Any],
-        tool_class: ToolClass,
+        kind: ToolKind,
     ) -> None:
         self.name = name
         self.description = description
         self.server = server.name
-        self.tool_class: ToolClass = tool_class
+        self.kind: ToolKind = kind
+        self.tool_class: ToolClass = class_of(kind)
         self.parameters = parameters
         self._owner = server
         self._schema_problem: str | None = None
@@ -46,6 +47,10 @@ class MCPTool:
 
     def __repr__(self) -> str:
         return f"<MCP tool {self.name} of {self.server} ({self.tool_class})>"
+
+    def preview(self, arguments: dict[str, Any]) -> None:
+        """An MCP call shows its arguments only: nothing here knows what it will do."""
+        return
 
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """Check the arguments against the tool's input schema (``ToolArgumentError`` if not)."""

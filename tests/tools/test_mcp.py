@@ -19,7 +19,7 @@ from mead_notebook.router import Router
 from mead_notebook.tools import ToolArgumentError
 from mead_notebook.tools.mcp import MCPServer
 
-PROGRESS_SERVER = str(Path(__file__).parent / "servers" / "progress_server.py")
+PROGRESS_SERVER = str(Path(__file__).parent.parent / "servers" / "progress_server.py")
 
 
 def time_server(**options: object) -> MCPServer:

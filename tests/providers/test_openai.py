@@ -280,3 +280,21 @@ def test_failed_tool_results_are_marked_as_errors(server: ProviderServer) -> Non
     assert sent[1]["content"] is None
     assert sent[1]["tool_calls"][0]["function"]["arguments"] == '{"a": 1}'
     assert sent[2] == {"role": "tool", "tool_call_id": "c1", "content": "Error: b is missing"}
+
+
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
+def test_streamed_reasoning_arrives_as_thoughts_apart_from_the_text(
+    server: ProviderServer, field: str
+) -> None:
+    frames = [
+        openai_chunk({"role": "assistant", "content": ""}),
+        openai_chunk({field: "Think "}),
+        openai_chunk({field: "first."}),
+        openai_chunk({"content": "Answer"}),
+        openai_chunk({}, "stop"),
+        sse("[DONE]"),
+    ]
+    server.add(Reply(frames=frames))
+    result = Router(model_for(server)).run("hi")
+    assert result.text == "Answer"
+    assert result.thoughts == "Think first."

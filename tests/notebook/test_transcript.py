@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from html import escape as html_escape
 from html.parser import HTMLParser
 from pathlib import Path
@@ -13,7 +14,8 @@ import pytest
 
 from mead_notebook.notebook import static, transcript
 from mead_notebook.notebook.cards import new_card
-from mead_notebook.notebook.protocol import Answer, Card, Question
+from mead_notebook.notebook.labels import AGENT_DECIDED
+from mead_notebook.notebook.protocol import Card, Question, Settlement
 from mead_notebook.notebook.transcript import TurnState
 
 PAYLOADS = [
@@ -33,7 +35,7 @@ LIVE_TAGS = {"script", "img", "iframe", "svg", "math", "object", "embed", "form"
 LIVE_TAGS |= {"button", "textarea", "select", "link", "meta", "base", "video", "audio"}
 
 
-def answer(decision: str, by: str = "person", **fields: Any) -> Answer:
+def answer(decision: str, by: str = "person", **fields: Any) -> Settlement:
     found: dict[str, Any] = {
         "decision": decision,
         "option_id": None,
@@ -243,7 +245,7 @@ def test_the_summary_counts_calls_by_outcome() -> None:
 # -- Markdown --------------------------------------------------------------------------
 
 
-COPY_TURN = json.loads((Path(__file__).parent / "shared" / "copy-turn.json").read_text())
+COPY_TURN = json.loads((Path(__file__).parents[1] / "shared" / "copy-turn.json").read_text())
 """A turn and its Markdown, shared with the frontend's Copy test (js/test/transcript.test.js)."""
 
 
@@ -334,8 +336,37 @@ def hostile() -> TurnState:
         card("b", 9, status="failed", outcome="error", error=PAYLOADS[9], current_step=PAYLOADS[2]),
         card("c", 9, status="failed", outcome="denied", error=PAYLOADS[3], question=deny),
         card("d", 20, tool="ask_user", status="completed", question=ask),
+        card(
+            "e",
+            20,
+            status="completed",
+            kind="execute",
+            decided_by="agent",
+            content=[
+                {"type": "diff", "path": PAYLOADS[2], "old_text": evil, "new_text": PAYLOADS[5]},
+                {"type": "diff", "path": PAYLOADS[3], "old_text": None, "new_text": evil},
+                {
+                    "type": "terminal",
+                    "command": PAYLOADS[6],
+                    "cwd": PAYLOADS[7],
+                    "output": evil,
+                    "exit_code": 1,
+                },
+                {"type": "text", "text": evil},
+            ],
+            locations=[{"path": PAYLOADS[9], "line": 4}],
+        ),
     ]
-    return state(evil, *calls, prompt=PAYLOADS[1], error=PAYLOADS[0], stop_reason=PAYLOADS[8])
+    plan = [{"content": p, "status": "in_progress"} for p in PAYLOADS]
+    return state(
+        evil,
+        *calls,
+        prompt=PAYLOADS[1],
+        error=PAYLOADS[0],
+        stop_reason=PAYLOADS[8],
+        plan=plan,
+        thoughts=evil,
+    )
 
 
 def test_payloads_in_every_field_stay_text() -> None:
@@ -344,6 +375,9 @@ def test_payloads_in_every_field_stay_text() -> None:
     text = "".join(found.text)
     for payload in (PAYLOADS[0], PAYLOADS[1], PAYLOADS[4], PAYLOADS[8]):
         assert payload in text, payload
+    for payload in (PAYLOADS[2], PAYLOADS[5], PAYLOADS[7], PAYLOADS[9]):
+        assert payload in text, payload  # diff paths and lines, the cwd, a location
+    assert f"$ {PAYLOADS[6]}" in text
     assert "window.__pwned='link'" in text  # the Markdown link is shown, not linked
     keyed = [attrs for _tag, attrs in found.tags if "data-mead-for" in attrs]
     assert keyed == [{"class": "mead-static", "data-mead-for": "7"}]
@@ -578,7 +612,7 @@ Router(model, tools=[write_note]).run("note", interaction=NotebookInteraction(gr
 None
 """
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell)])
-    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parents[1]))
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parents[2]))
     NotebookClient(nb, timeout=120, kernel_name="python3").execute(cwd=str(tmp_path))
     path = tmp_path / "headless.ipynb"
     nbformat.write(nb, path)
@@ -593,3 +627,98 @@ None
     text = " ".join(" ".join(parse(outputs[1].data["text/html"]).text).split())
     assert text.index("Let me write") < text.index('write_note {"text":"hi"} Expired')
     assert text.endswith("Done. Finished")
+
+
+# -- what a call will do, plan and thoughts ---------------------------------------------
+
+EDIT = {"type": "diff", "path": "src/app.py", "old_text": "a\nb\nc\n", "new_text": "a\nB\nc\nd\n"}
+SHELL = {"type": "terminal", "command": "pytest -q", "cwd": "/repo", "output": "1 passed"}
+
+
+def rows_of(html: str) -> list[list[str]]:
+    """The cells of every diff row in ``html``, as text."""
+    rows = re.findall(r'<tr class="mead-diff-\w+">(.*?)</tr>', html)
+    return [list(re.findall(r"<td[^>]*>(.*?)</td>", row)) for row in rows]
+
+
+def test_a_diff_is_a_unified_diff_with_line_numbers_in_the_html() -> None:
+    html = static.card_html(card(content=[EDIT], locations=[{"path": "src/app.py", "line": 2}]))
+    assert rows_of(html) == [
+        ["", "", "", "@@ -1,3 +1,4 @@"],
+        ["1", "1", " ", "a"],
+        ["2", "", "-", "b"],
+        ["", "2", "+", "B"],
+        ["3", "3", " ", "c"],
+        ["", "4", "+", "d"],
+    ]
+    kinds = re.findall(r'<tr class="mead-diff-(\w+)"', html)
+    assert kinds == ["hunk", "ctx", "del", "add", "ctx", "add"]
+    assert "<code>src/app.py:2</code>" in html
+
+
+def test_a_long_diff_folds_after_a_screenful_in_the_html() -> None:
+    old = "\n".join(f"old {i}" for i in range(60))
+    new = "\n".join(f"new {i}" for i in range(60))
+    html = static.card_html(card(content=[{**EDIT, "old_text": old, "new_text": new}]))
+    shown, _, folded = html.partition('<details class="mead-static-more">')
+    assert len(rows_of(shown)) == static.DIFF_FOLD
+    assert f"Show {121 - static.DIFF_FOLD} more lines" in folded
+    assert len(rows_of(folded)) == 121 - static.DIFF_FOLD
+
+
+def test_a_command_shows_as_dollar_command_with_its_cwd_and_output() -> None:
+    html = static.card_html(card(content=[{**SHELL, "exit_code": 0}]))
+    assert '<pre class="mead-static-command">$ pytest -q</pre>' in html
+    assert "in <code>/repo</code>" in html
+    assert "Output (exit code 0):" in html
+
+
+def test_markdown_keeps_content_blocks_and_locations() -> None:
+    markdown = transcript.card_markdown(
+        card(content=[EDIT, SHELL], locations=[{"path": "src/app.py", "line": 2}])
+    )
+    assert (
+        "Diff of `src/app.py`:\n\n```diff\n--- a/src/app.py\n+++ b/src/app.py\n"
+        "@@ -1,3 +1,4 @@\n a\n-b\n+B\n c\n+d\n```"
+    ) in markdown
+    assert "Command in `/repo`:\n\n```console\n$ pytest -q\n```" in markdown
+    assert "Output:\n\n```text\n1 passed\n```" in markdown
+    assert "Locations: `src/app.py:2`" in markdown
+
+
+def test_a_new_file_diffs_from_dev_null() -> None:
+    block = {"type": "diff", "path": "n.txt", "old_text": None, "new_text": "x\n"}
+    text = transcript.diff_text(block)  # type: ignore[arg-type]
+    assert text == "--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1,1 @@\n+x"
+
+
+def test_a_call_the_agent_allowed_says_so_everywhere() -> None:
+    agent = card(status="completed", decided_by="agent", result="ok")
+    assert transcript.decision_text(agent) == AGENT_DECIDED
+    assert "by you" not in transcript.card_markdown(agent)
+    assert AGENT_DECIDED in static.card_html(agent)
+
+
+def test_plan_and_thoughts_are_kept_apart_from_the_answer() -> None:
+    plan = [
+        {"content": "Read it", "status": "completed"},
+        {"content": "Fix it", "status": "in_progress"},
+        {"content": "Test it", "status": "pending"},
+    ]
+    turn = state("The answer.", plan=plan, thoughts="Maybe *this*.\n\nOr that.")
+    markdown = transcript.to_markdown(turn)
+    assert "**Plan**\n\n- [x] Read it\n- [ ] Fix it (in progress)\n- [ ] Test it" in markdown
+    assert "**Thoughts**\n\n> Maybe *this*.\n>\n> Or that." in markdown
+    assert markdown.index("Thoughts") < markdown.index("The answer.")
+    html = static.to_html(turn, 1)
+    thoughts = html.split('<details class="mead-static-thoughts">', 1)[1].split("</details>", 1)[0]
+    assert "<em>this</em>" in thoughts
+    assert "The answer." not in thoughts
+    assert re.findall(r'<span aria-hidden="true">(.)</span>', html) == ["●", "◐", "○"]
+
+
+def test_a_state_saved_before_plans_and_thoughts_still_renders() -> None:
+    old = state("Hi.")
+    assert "plan" not in old
+    assert transcript.to_markdown(old) == "Hi.\n"
+    assert 'class="mead-static-plan"' not in static.to_html(old, 1)

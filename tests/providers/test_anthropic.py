@@ -19,7 +19,7 @@ from servers.provider_server import (
 from servers.recording import RecordingInteraction
 
 from mead_notebook import Router, TurnError
-from mead_notebook.model import Message, ModelError, ToolCall
+from mead_notebook.model import Message, ModelError, Thought, ToolCall
 from mead_notebook.providers import AnthropicModel
 from mead_notebook.tools import tool
 
@@ -321,3 +321,31 @@ def test_consecutive_tool_results_merge_into_one_user_turn(server: ProviderServe
             ],
         },
     ]
+
+
+def test_streamed_thinking_arrives_as_thoughts_apart_from_the_text(server: ProviderServer) -> None:
+    from servers.provider_server import anthropic_thinking_block
+
+    frames = [
+        anthropic_start(),
+        *anthropic_thinking_block(0, "The user ", "greets me."),
+        *anthropic_text_block(1, "Hello"),
+        *anthropic_end(),
+    ]
+    server.add(Reply(frames=frames))
+    items = list(model_for(server).reply([{"role": "user", "content": "hi"}], []))
+    assert items == [Thought("The user "), Thought("greets me."), "Hello"]
+
+
+def test_a_turn_keeps_thoughts_out_of_its_text(server: ProviderServer) -> None:
+    from servers.provider_server import anthropic_thinking_block
+
+    frames = [
+        anthropic_start(),
+        *anthropic_thinking_block(0, "hmm"),
+        *anthropic_text_block(1, "Hi"),
+    ]
+    server.add(Reply(frames=[*frames, *anthropic_end()]))
+    result = Router(model_for(server)).run("hi")
+    assert (result.text, result.thoughts) == ("Hi", "hmm")
+    assert all("hmm" not in str(m.get("content")) for m in result.messages)

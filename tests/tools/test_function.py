@@ -14,7 +14,7 @@ from mead_notebook import (
     ToolDefinitionError,
     tool,
 )
-from mead_notebook.policies import AllowAll, AllowList, AllowReads, DenyAll, Recording
+from mead_notebook.policies import AllowAll, Recording
 
 
 @tool(read_only=True)
@@ -116,32 +116,6 @@ def test_a_tool_is_still_callable_as_a_function() -> None:
 def test_not_a_tool_is_a_type_error() -> None:
     with pytest.raises(TypeError, match="a tool must be"):
         Router(ScriptedModel([]), tools=[42])
-
-
-REQUEST = {
-    "tool_call_id": "c",
-    "tool": "move",
-    "server": "files",
-    "class": "effect",
-    "arguments": {},
-}
-
-
-def test_policies_decide_by_rule() -> None:
-    read = dict(REQUEST, **{"class": "read"})
-    assert AllowAll().request_permission(None, REQUEST) == AllowAll().decide(REQUEST)  # type: ignore[arg-type]
-    assert DenyAll().request_permission(None, read).reason == "rejected"  # type: ignore[arg-type, union-attr]
-    assert AllowReads().decide(read) is not None  # type: ignore[arg-type]
-    assert AllowReads().decide(REQUEST) is None  # type: ignore[arg-type]
-    assert AllowReads().request_permission(None, REQUEST).__class__.__name__ == "Deny"  # type: ignore[arg-type]
-    assert AllowList(tools=["move"]).decide(REQUEST) is not None  # type: ignore[arg-type]
-    assert AllowList(servers=["files"]).decide(REQUEST) is not None  # type: ignore[arg-type]
-    assert AllowList(tools=["copy"], servers=["web"]).decide(REQUEST) is None  # type: ignore[arg-type]
-    assert (
-        AllowAll().ask_choice(None, {"tool_call_id": "c", "prompt": "?", "options": []}).reason
-        == "no_answer"
-    )  # type: ignore[union-attr]
-    assert repr(AllowList(tools=["b", "a"])) == "AllowList(tools=['a', 'b'], servers=[])"
 
 
 def test_recording_keeps_answers_errors_and_threads() -> None:

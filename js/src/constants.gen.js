@@ -1,0 +1,114 @@
+// Written by scripts/gen_protocol.py from mead_notebook/notebook/protocol.py: do not edit.
+// The protocol's version, limits and words, shared with the kernel.
+
+/** @type {number} */
+export const PROTOCOL_VERSION = 2;
+/** @type {number} */
+export const MAX_NOTE = 500;
+/** @type {number} */
+export const MAX_ID = 200;
+/** @type {number} */
+export const MAX_TEXT = 2000;
+/** @type {number} */
+export const MAX_OPTIONS = 50;
+/** @type {number} */
+export const MAX_ARGUMENTS = 100000;
+/** @type {readonly string[]} */
+export const READ_KINDS = Object.freeze([
+  "fetch",
+  "read",
+  "search",
+  "think"
+]);
+/** @type {readonly string[]} */
+export const DESTRUCTIVE_KINDS = Object.freeze([
+  "delete",
+  "edit",
+  "execute",
+  "move"
+]);
+/** @type {Readonly<Record<string, string>>} */
+export const OUTCOME_LABEL = Object.freeze({
+  "denied": "Denied",
+  "cancelled": "Cancelled",
+  "expired": "Expired",
+  "interrupted": "Interrupted",
+  "timeout": "Timed out",
+  "error": "Error",
+  "unknown": "Unknown tool",
+  "invalid_arguments": "Invalid arguments",
+  "no_answer": "No answer"
+});
+/** @type {Readonly<Record<string, string>>} */
+export const STATUS_LABEL = Object.freeze({
+  "pending": "Pending",
+  "in_progress": "In progress",
+  "completed": "Completed",
+  "failed": "Failed"
+});
+/** @type {Readonly<Record<string, string>>} */
+export const BY_LABEL = Object.freeze({
+  "person": "by you",
+  "policy": "by policy",
+  "rule": "by your “Allow always” rule",
+  "timeout": "on timeout",
+  "fallback": "by the fallback (nobody to answer)",
+  "kernel": "by the kernel",
+  "agent": "by the agent"
+});
+/** @type {Readonly<Record<string, string>>} */
+export const DECISION_LABEL = Object.freeze({
+  "allow": "Allowed",
+  "deny": "Denied",
+  "picked": "Answered",
+  "expired": "Expired",
+  "interrupted": "Interrupted",
+  "no_answer": "No answer"
+});
+/** @type {readonly string[]} */
+export const UNMADE = Object.freeze([
+  "expired",
+  "interrupted",
+  "no_answer"
+]);
+/** @type {Readonly<Record<string, string>>} */
+export const STOP_REASON = Object.freeze({
+  "end_turn": "Finished",
+  "max_rounds": "Stopped: maximum number of rounds reached",
+  "interrupted": "Interrupted"
+});
+/** @type {Readonly<Record<string, string>>} */
+export const TURN_STATUS = Object.freeze({
+  "idle": "Idle",
+  "running": "Running…",
+  "done": "Done",
+  "error": "Error",
+  "interrupted": "Interrupted"
+});
+/** @type {Readonly<Record<string, string>>} */
+export const CLASS_HINT = Object.freeze({
+  "read": "reads only",
+  "effect": "can change things"
+});
+/** @type {Readonly<Record<string, string>>} */
+export const KIND_HINT = Object.freeze({
+  "read": "reads only",
+  "search": "searches only",
+  "fetch": "fetches only",
+  "think": "thinks only",
+  "edit": "changes files",
+  "delete": "deletes",
+  "move": "moves or renames",
+  "execute": "runs a command",
+  "other": "can change things"
+});
+/** @type {Readonly<Record<string, string>>} */
+export const PLAN_GLYPH = Object.freeze({
+  "pending": "○",
+  "in_progress": "◐",
+  "completed": "●"
+});
+/** @type {string} */
+export const AGENT_DECIDED = "Allowed by the agent (its own rules; nobody here was asked)";
+/** @type {string} */
+export const NOT_EDITABLE = "This agent takes only Allow or Deny: no edited arguments, no reason sent back.";

@@ -1,0 +1,184 @@
+// Written by scripts/gen_protocol.py from mead_notebook/notebook/protocol.py: do not edit.
+// The shapes and unions of the widget protocol (docs/widget-protocol.md), and the
+// synced traits of NotebookInteraction as `Model`.
+
+export type CallStatus = "pending" | "in_progress" | "completed" | "failed";
+
+export type ToolClass = "read" | "effect";
+
+export type ToolKind = "read" | "edit" | "delete" | "move" | "search" | "execute" | "think" | "fetch" | "other";
+
+export type Outcome = "denied" | "cancelled" | "expired" | "interrupted" | "timeout" | "error" | "unknown" | "invalid_arguments" | "no_answer";
+
+export type DecidedBy = "person" | "policy" | "rule" | "timeout" | "fallback" | "kernel" | "agent";
+
+export type TurnStatus = "idle" | "running" | "done" | "error" | "interrupted";
+
+export type Verdict = "allow" | "deny" | "picked" | "expired" | "interrupted" | "no_answer";
+
+export type Scope = "tool" | "server" | "class";
+
+/** Text that says what a call will do or did. */
+export interface TextBlock {
+  type: "text";
+  text: string;
+}
+
+/** A change to one file: ``old_text`` is None for a new file. */
+export interface DiffBlock {
+  type: "diff";
+  path: string;
+  old_text: string | null;
+  new_text: string;
+}
+
+/** A shell command: ``cwd`` where it runs; ``output`` and ``exit_code`` once it ran. */
+export interface TerminalBlock {
+  type: "terminal";
+  command: string;
+  cwd?: string | null;
+  output?: string | null;
+  exit_code?: number | null;
+}
+
+export type ContentBlock = TextBlock | DiffBlock | TerminalBlock;
+
+/** A file a call touches; ``line`` is 1-based, or None for the whole file. */
+export interface Location {
+  path: string;
+  line: number | null;
+}
+
+/** One step of an agent's plan; ``priority`` is ``high``, ``medium`` or ``low``. */
+export interface PlanEntry {
+  content: string;
+  status: "pending" | "in_progress" | "completed";
+  priority?: "high" | "medium" | "low";
+}
+
+/** How a question was settled. */
+export interface Settlement {
+  decision: Verdict;
+  option_id: string | null;
+  option_ids: string[] | null;
+  text: string | null;
+  arguments: Record<string, unknown> | null;
+  rule: string | null;
+  by: DecidedBy;
+  note: string;
+}
+
+/** One option of a choice, as a view shows it. */
+export interface ChoiceOption {
+  id: string;
+  label: string;
+}
+
+/** The question on a card; ``deadline`` in epoch milliseconds, or None. */
+export interface Question {
+  id: string;
+  kind: "permission" | "choice";
+  prompt: string | null;
+  options: ChoiceOption[] | null;
+  multiple: boolean;
+  scopes: Scope[];
+  schema: Record<string, unknown> | null;
+  editable: boolean;
+  deadline: number | null;
+  rejected: string | null;
+  rejections: number;
+  answer: Settlement | null;
+}
+
+export interface Card {
+  tool_call_id: string;
+  title: string;
+  tool: string;
+  server: string;
+  class: ToolClass | null;
+  arguments: Record<string, unknown>;
+  status: CallStatus;
+  outcome: Outcome | null;
+  current_step: string | null;
+  progress: number | null;
+  cancellable: boolean;
+  result: string | null;
+  error: string | null;
+  question: Question | null;
+  approved_arguments: Record<string, unknown> | null;
+  text_offset: number;
+  kind: ToolKind | null;
+  content: ContentBlock[];
+  locations: Location[];
+  decided_by: DecidedBy | null;
+}
+
+/** Kernel to frontend: the text from UTF-16 offset ``start`` on is ``delta``. */
+export interface TextMessage {
+  type: "text";
+  start: number;
+  delta: string;
+}
+
+/** Kernel to frontend: the thoughts from UTF-16 offset ``start`` on are ``delta``. */
+export interface ThoughtMessage {
+  type: "thought";
+  start: number;
+  delta: string;
+}
+
+/** Kernel to frontend: the whole plan, each time it changes. */
+export interface PlanMessage {
+  type: "plan";
+  entries: PlanEntry[];
+}
+
+/** Kernel to frontend: one whole card. */
+export interface CallMessage {
+  type: "call";
+  card: Card;
+}
+
+export type KernelMessage = TextMessage | ThoughtMessage | PlanMessage | CallMessage;
+
+/** Frontend to kernel: a view has rendered (someone can answer). */
+export interface RenderedMessage {
+  type: "rendered";
+}
+
+/** Frontend to kernel: the answer to a question. */
+export interface AnswerMessage {
+  type: "answer";
+  question_id: string;
+  decision?: "allow" | "deny" | null;
+  option_id?: string | null;
+  option_ids?: string[] | null;
+  text?: string | null;
+  arguments?: Record<string, unknown> | null;
+  remember?: Scope | null;
+  note?: string;
+}
+
+/** Frontend to kernel: cancel a running call. */
+export interface CancelMessage {
+  type: "cancel";
+  tool_call_id: string;
+}
+
+export type FrontendMessage = RenderedMessage | AnswerMessage | CancelMessage;
+
+/** The synced traits of one NotebookInteraction. */
+export interface Model {
+  prompt: string;
+  status: TurnStatus;
+  stop_reason: string;
+  error: string;
+  text: string;
+  thoughts: string;
+  plan: PlanEntry[];
+  protocol_version: number;
+  calls: Record<string, Card>;
+  order: string[];
+  keyboard: boolean;
+  _frontend: string;
+}

@@ -1,0 +1,99 @@
+"""The words every view uses: outcomes, statuses, who decided, verdicts, kinds, plan glyphs.
+
+Each table has one entry per value of its type in the contract (a test checks it).
+
+The one source of these words: ``scripts/gen_protocol.py`` writes them into
+``js/src/protocol.gen.js`` for the live view, and the static transcript and
+Copy as Markdown read them from here, so all three say the same thing.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "AGENT_DECIDED",
+    "BY",
+    "CLASS_HINT",
+    "DECISION",
+    "KIND_HINT",
+    "NOT_EDITABLE",
+    "OUTCOME_LABEL",
+    "PLAN_GLYPH",
+    "STATUS_LABEL",
+    "STOP_REASON",
+    "TURN_STATUS",
+    "UNMADE",
+]
+
+OUTCOME_LABEL: Final[dict[str, str]] = {
+    "denied": "Denied",
+    "cancelled": "Cancelled",
+    "expired": "Expired",
+    "interrupted": "Interrupted",
+    "timeout": "Timed out",
+    "error": "Error",
+    "unknown": "Unknown tool",
+    "invalid_arguments": "Invalid arguments",
+    "no_answer": "No answer",
+}
+"""Why a failed call failed, as its card's status says it."""
+STATUS_LABEL: Final[dict[str, str]] = {
+    "pending": "Pending",
+    "in_progress": "In progress",
+    "completed": "Completed",
+    "failed": "Failed",
+}
+BY: Final[dict[str, str]] = {
+    "person": "by you",
+    "policy": "by policy",
+    "rule": "by your “Allow always” rule",
+    "timeout": "on timeout",
+    "fallback": "by the fallback (nobody to answer)",
+    "kernel": "by the kernel",
+    "agent": "by the agent",
+}
+"""Who settled a question, as the end of a sentence."""
+DECISION: Final[dict[str, str]] = {
+    "allow": "Allowed",
+    "deny": "Denied",
+    "picked": "Answered",
+    "expired": "Expired",
+    "interrupted": "Interrupted",
+    "no_answer": "No answer",
+}
+UNMADE: Final[tuple[str, ...]] = ("expired", "interrupted", "no_answer")
+"""Verdicts that happened to a question rather than being made: no "by" is added."""
+AGENT_DECIDED: Final = "Allowed by the agent (its own rules; nobody here was asked)"
+"""What a call with ``decided_by: "agent"`` says of its decision."""
+NOT_EDITABLE: Final = (
+    "This agent takes only Allow or Deny: no edited arguments, no reason sent back."
+)
+"""The line a permission that is not ``editable`` shows instead of the editor and reason."""
+STOP_REASON: Final[dict[str, str]] = {
+    "end_turn": "Finished",
+    "max_rounds": "Stopped: maximum number of rounds reached",
+    "interrupted": "Interrupted",
+}
+TURN_STATUS: Final[dict[str, str]] = {
+    "idle": "Idle",
+    "running": "Running…",
+    "done": "Done",
+    "error": "Error",
+    "interrupted": "Interrupted",
+}
+CLASS_HINT: Final[dict[str, str]] = {"read": "reads only", "effect": "can change things"}
+KIND_HINT: Final[dict[str, str]] = {
+    "read": "reads only",
+    "search": "searches only",
+    "fetch": "fetches only",
+    "think": "thinks only",
+    "edit": "changes files",
+    "delete": "deletes",
+    "move": "moves or renames",
+    "execute": "runs a command",
+    "other": "can change things",
+}
+"""What a call of each kind may do, as the badge's hint says it."""
+PLAN_GLYPH: Final[dict[str, str]] = {"pending": "○", "in_progress": "◐", "completed": "●"}
+"""The glyph of each plan entry's status."""

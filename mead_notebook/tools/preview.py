@@ -1,0 +1,200 @@
+"""What a call will do, shown before anyone allows it: ``Preview`` and its helpers.
+
+A tool made with ``@tool(preview=fn)`` calls ``fn`` with its validated arguments
+before permission is asked; ``fn`` returns a :class:`Preview` (or content blocks,
+or a string), which the permission card shows::
+
+    @tool(kind="edit", preview=lambda path, text: preview.file_diff(path, text))
+    def write_file(path: str, text: str) -> str: ...
+
+A preview that raises, or takes longer than :data:`PREVIEW_TIMEOUT`, never blocks
+or allows the call: the card says the preview failed and the person still decides.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from ..interaction import ContentBlock, DiffBlock, Location, TerminalBlock, TextBlock, ToolKind
+
+log = logging.getLogger(__name__)
+log.addHandler(logging.NullHandler())
+
+__all__ = [
+    "MAX_FILE",
+    "PREVIEW_TIMEOUT",
+    "Preview",
+    "Previewing",
+    "command",
+    "file_diff",
+    "normalize",
+    "of",
+    "text",
+]
+
+PREVIEW_TIMEOUT = 5.0
+"""The longest a tool's preview may take before the card says it failed (seconds)."""
+MAX_FILE = 1_000_000
+"""The largest file a diff preview reads, in bytes."""
+
+
+@dataclass(frozen=True)
+class Preview:
+    """Content blocks for the permission card, and the files the call touches."""
+
+    content: list[ContentBlock] = field(default_factory=list)
+    locations: list[Location] = field(default_factory=list)
+
+    def __add__(self, other: Preview) -> Preview:
+        return Preview(self.content + other.content, self.locations + other.locations)
+
+
+PreviewResult = Preview | ContentBlock | Sequence[ContentBlock] | str | None
+"""What a preview function may return."""
+
+
+@runtime_checkable
+class Previewing(Protocol):
+    """A tool that says what kind of call it is and what a call will do (optional)."""
+
+    kind: ToolKind
+
+    def preview(self, arguments: dict[str, Any]) -> Preview | None: ...
+
+
+def text(value: str) -> Preview:
+    """A text block."""
+    return Preview([TextBlock(type="text", text=value)])
+
+
+def command(cmd: str | Sequence[str], cwd: str | Path | None = None) -> Preview:
+    """A terminal block: the command (a string, or argv joined with shell quoting) and its cwd."""
+    if not isinstance(cmd, str):
+        import shlex
+
+        cmd = shlex.join(str(part) for part in cmd)
+    block = TerminalBlock(type="terminal", command=cmd)
+    if cwd is not None:
+        block["cwd"] = str(cwd)
+    return Preview([block])
+
+
+def file_diff(path: str | Path, new_text: str) -> Preview:
+    """A diff of the file at ``path`` (as it is on disk now) against ``new_text``.
+
+    A missing file is a new file (``old_text`` None); a file that is too large
+    or not UTF-8 text is said in a text block instead of a diff.
+    """
+    target = Path(path)
+    shown = str(path)
+    location = Location(path=shown, line=None)
+    old: str | None = None
+    try:
+        size = target.stat().st_size
+    except FileNotFoundError:
+        size = -1
+    except OSError as exc:
+        return Preview([_text(f"{shown}: cannot be read ({exc.strerror or exc})")], [location])
+    if size > MAX_FILE:
+        note = f"{shown} is {size:,} bytes, too large to show a diff (over {MAX_FILE:,})."
+        return Preview([_text(note)], [location])
+    if size >= 0:
+        try:
+            old = target.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            return Preview([_text(f"{shown} is not UTF-8 text: no diff shown.")], [location])
+        except OSError as exc:
+            return Preview([_text(f"{shown}: cannot be read ({exc.strerror or exc})")], [location])
+    block = DiffBlock(type="diff", path=shown, old_text=old, new_text=new_text)
+    return Preview([block], [location])
+
+
+def normalize(value: object) -> Preview:
+    """A preview function's return value as a :class:`Preview`; ``TypeError`` if it is none."""
+    if value is None:
+        return Preview()
+    if isinstance(value, Preview):
+        return value
+    if isinstance(value, str):
+        return text(value)
+    if isinstance(value, dict):
+        value = [value]
+    if isinstance(value, (list, tuple)):
+        blocks = [_block(item) for item in value]
+        paths = [b["path"] for b in blocks if b["type"] == "diff"]
+        return Preview(blocks, [Location(path=p, line=None) for p in dict.fromkeys(paths)])
+    raise TypeError(f"a preview returns a Preview, content blocks or a string, not {value!r}")
+
+
+def of(tool: object, arguments: dict[str, Any], timeout: float = PREVIEW_TIMEOUT) -> Preview:
+    """``tool``'s preview of a call with ``arguments``, bounded; a failure is a text block."""
+    if not isinstance(tool, Previewing):
+        return Preview()
+    box: list[Preview | BaseException] = []
+
+    def work() -> None:
+        try:
+            box.append(normalize(tool.preview(arguments)))
+        except Exception as exc:
+            box.append(exc)
+
+    worker = threading.Thread(
+        target=contextvars.copy_context().run, args=(work,), name="mead-preview", daemon=True
+    )
+    worker.start()
+    worker.join(timeout)
+    if not box:
+        return text(f"The preview did not finish within {timeout:g} s.")
+    found = box[0]
+    if isinstance(found, BaseException):
+        log.warning("the preview of %r raised", tool, exc_info=found)
+        return text(f"The preview failed: {type(found).__name__}: {found}")
+    return found
+
+
+def _text(value: str) -> TextBlock:
+    return TextBlock(type="text", text=value)
+
+
+_FIELDS: dict[str, tuple[str, ...]] = {
+    "text": ("text",),
+    "diff": ("path", "new_text"),
+    "terminal": ("command",),
+}
+
+
+def _block(value: object) -> ContentBlock:
+    kind = value.get("type") if isinstance(value, dict) else None
+    if not isinstance(value, dict) or kind not in _FIELDS:
+        raise TypeError(f"a content block is a dict of type text, diff or terminal, not {value!r}")
+    missing = [name for name in _FIELDS[kind] if not isinstance(value.get(name), str)]
+    if missing:
+        raise TypeError(f"a {kind} block needs {', '.join(missing)} (strings): {value!r}")
+    if kind == "diff":
+        old = value.get("old_text")
+        return DiffBlock(
+            type="diff",
+            path=value["path"],
+            old_text=old if isinstance(old, str) else None,
+            new_text=value["new_text"],
+        )
+    if kind == "terminal":
+        block = TerminalBlock(type="terminal", command=value["command"])
+        if isinstance(value.get("cwd"), str):
+            block["cwd"] = value["cwd"]
+        if isinstance(value.get("output"), str):
+            block["output"] = value["output"]
+        if isinstance(value.get("exit_code"), int):
+            block["exit_code"] = value["exit_code"]
+        return block
+    return TextBlock(type="text", text=value["text"])
+
+
+PreviewFunction = Callable[..., PreviewResult]
+"""A tool's preview: called with the call's arguments as keywords."""
