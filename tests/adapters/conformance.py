@@ -41,6 +41,8 @@ The ``Harness`` class (made anew for each test) has:
   on an agent with the tools above and a model playing ``replies``;
 - ``told() -> dict[str, Told]``: by tool call id, what the model was told of
   each call in the last request it received (``Told.error``: told as an error);
+- ``capabilities``: what the framework can carry (:class:`Capabilities`); where it
+  cannot, the suite asserts the behaviour that replaces it;
 - ``content``: ``None`` when the framework cannot say what a call will do beyond
   its arguments; else a :class:`ContentCase`;
 - ``unasked``: ``None`` when every call the framework runs is asked here; else an
@@ -59,7 +61,7 @@ from mead_notebook.adapters.base import AgentResult
 from mead_notebook.interaction import ContentBlock, Location
 from mead_notebook.turn import Turn
 
-__all__ = ["ContentCase", "Harness", "Replies", "Told", "Tools", "UnaskedCase"]
+__all__ = ["Capabilities", "ContentCase", "Harness", "Replies", "Told", "Tools", "UnaskedCase"]
 
 Replies = Sequence[Sequence[str | ToolCall]]
 
@@ -70,6 +72,31 @@ class Told:
 
     text: str
     error: bool
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a framework can carry; each False names the behaviour the suite asserts instead.
+
+    - ``denial_message``: the model is told the person's reason (else: told only that
+      the call was rejected, as an error);
+    - ``edited_arguments``: an Allow with edited arguments runs them (else: it is
+      refused, ``invalid_arguments``, and the tool never runs);
+    - ``refuses_calls``: the adapter refuses a call with bad arguments or an unknown
+      tool itself (else: the agent refuses it, the call ends ``error`` unasked);
+    - ``cancel_stops_turn``: a card's Cancel stops the whole turn (``interrupted``),
+      not only the call;
+    - ``counts_rounds``: ``rounds`` counts the model's requests (else it stays 0);
+    - ``no_answer_text``: an unanswered question is told as text (else: the agent
+      is told the question was cancelled, as an error).
+    """
+
+    denial_message: bool = True
+    edited_arguments: bool = True
+    refuses_calls: bool = True
+    cancel_stops_turn: bool = False
+    counts_rounds: bool = True
+    no_answer_text: bool = True
 
 
 @dataclass(frozen=True)
@@ -128,9 +155,12 @@ class Harness(Protocol):
     name: str
     server: str
     questions: tuple[str, ...]
-    ran: list[str]
+    capabilities: Capabilities
     content: ContentCase | None
     unasked: UnaskedCase | None
+
+    @property
+    def ran(self) -> list[str]: ...
 
     def start(self, replies: Replies, interaction: Any) -> Turn[AgentResult]: ...
 

@@ -23,7 +23,7 @@ from mead_notebook.adapters.base import AgentResult, AskUserOption, result_text
 from mead_notebook.adapters.langchain import ScriptedChatModel
 from mead_notebook.turn import Turn
 
-from .conformance import ContentCase, Replies, Told, Tools, UnaskedCase
+from .conformance import Capabilities, ContentCase, Replies, Told, Tools, UnaskedCase
 
 
 class Seen(ScriptedChatModel):
@@ -46,6 +46,7 @@ class Harness:
     name = "langchain"
     server = "langchain"
     questions = ("pick", "choose")
+    capabilities = Capabilities()
     content: ContentCase | None = None
     unasked: UnaskedCase | None = None
 

@@ -17,13 +17,14 @@ from mead_notebook.adapters import pydantic_ai as mead_pydantic_ai
 from mead_notebook.adapters.base import AgentResult, AskUserOption
 from mead_notebook.turn import Turn
 
-from .conformance import ContentCase, Replies, Told, Tools, UnaskedCase
+from .conformance import Capabilities, ContentCase, Replies, Told, Tools, UnaskedCase
 
 
 class Harness:
     name = "pydantic_ai"
     server = "pydantic-ai"
     questions = ("pick",)
+    capabilities = Capabilities()
     content: ContentCase | None = None
     unasked: UnaskedCase | None = None
 

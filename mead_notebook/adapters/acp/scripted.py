@@ -16,11 +16,14 @@ permission; ``ask_first``: before any ``tool_call``), ``late`` (the input follow
 a later update), ``write`` ``{path, content}`` / ``run`` (a shell command) done
 for real once allowed, ``result`` or ``fail``, ``sleep`` (seconds it runs),
 ``no_in_progress``, ``open`` (never finishes), ``silent`` (no final update after a
-reject). A reject goes on (``reject_ends_turn``: ends the turn ``cancelled``); a
-cancelled question ends the turn ``cancelled``.
+reject), ``does`` (logged as ``did`` once it runs). Each call's end is logged as
+``told`` ``{id, text, error}``: what the agent learned of it. A reject goes on
+(``reject_ends_turn``: ends the turn ``cancelled``); a cancelled question ends the
+turn ``cancelled``.
 
 Run as ``python -m mead_notebook.adapters.acp.scripted SCRIPT [LOG.jsonl]`` (SCRIPT: the
-turns as JSON, or a file holding them);
+turns as JSON, a file holding them, or ``@FILE``: a file holding one turn's steps,
+read again at every prompt, so that one agent can play a new turn each time);
 with a log, every answer it receives is written there as a JSON line.
 """
 
@@ -45,9 +48,15 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     args = list(sys.argv[1:] if argv is None else argv)
     given = args[0]
-    turns = json.loads(given if given.lstrip().startswith("[") else Path(given).read_text())
     log = Path(args[1]) if len(args) > 1 else None
-    asyncio.run(acp.run_agent(cast(Any, _Scripted(turns, log)), use_unstable_protocol=True))
+    agent = _Scripted([], log)
+    if given.startswith("@"):
+        agent.each = Path(given[1:])
+    else:
+        agent.turns = json.loads(
+            given if given.lstrip().startswith("[") else Path(given).read_text()
+        )
+    asyncio.run(acp.run_agent(cast(Any, agent), use_unstable_protocol=True))
 
 
 class _Scripted:
@@ -55,6 +64,7 @@ class _Scripted:
 
     def __init__(self, turns: list[list[dict[str, Any]]], log: Path | None) -> None:
         self.turns = turns
+        self.each: Path | None = None
         self.log_path = log
         self.conn: Any = None
         self.turn = 0
@@ -115,7 +125,12 @@ class _Scripted:
         self.cancelled.clear()
         text = "".join(getattr(block, "text", "") for block in prompt)
         self.log("prompt", text=text)
-        steps = self.turns[self.turn] if self.turn < len(self.turns) else [{"text": "(no script)"}]
+        if self.each is not None:
+            steps = json.loads(self.each.read_text())
+        elif self.turn < len(self.turns):
+            steps = self.turns[self.turn]
+        else:
+            steps = [{"text": "(no script)"}]
         self.turn += 1
         reason = "end_turn"
         for step in steps:
@@ -190,6 +205,8 @@ class _Scripted:
         )
         dumped = answer.model_dump(mode="json", exclude_none=True)
         self.log("elicitation", answer=dumped)
+        told = json.dumps(dumped)
+        self.log("told", id=spec.get("id"), text=told, error=dumped.get("action") != "accept")
         await self.send(session_id, acp.update_agent_message_text(f"answer: {json.dumps(dumped)}"))
         return None
 
@@ -243,9 +260,11 @@ class _Scripted:
             option = getattr(outcome, "option_id", None)
             self.log("permission", id=call_id, outcome=outcome.outcome, option=option)
             if outcome.outcome == "cancelled":
+                self.log("told", id=call_id, text="cancelled", error=True)
                 return "cancelled"
             allowed = option in ("allow", "always")
             if not allowed:
+                self.log("told", id=call_id, text="rejected", error=True)
                 if not spec.get("silent"):
                     await self.send(
                         session_id,
@@ -263,15 +282,21 @@ class _Scripted:
         if not spec.get("no_in_progress"):
             await self.send(session_id, acp.update_tool_call(call_id, status="in_progress"))
         if spec.get("sleep") and await self.pause(float(spec["sleep"])):
+            self.log("told", id=call_id, text="cancelled", error=True)
             return "cancelled"
         output = self.perform(spec)
+        if "does" in spec:
+            self.log("did", id=call_id, text=spec["does"])
         if "fail" in spec:
+            self.log("told", id=call_id, text=str(spec["fail"]), error=True)
             failed = [acp.tool_content(acp.text_block(str(spec["fail"])))]
             await self.send(
                 session_id, acp.update_tool_call(call_id, status="failed", content=failed)
             )
             return None
-        done = [acp.tool_content(acp.text_block(str(spec.get("result", output))))]
+        said = str(spec.get("result", output))
+        self.log("told", id=call_id, text=said, error=False)
+        done = [acp.tool_content(acp.text_block(said))]
         await self.send(
             session_id,
             acp.update_tool_call(call_id, status="completed", content=done, raw_output=output),
