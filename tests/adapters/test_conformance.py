@@ -278,8 +278,12 @@ def test_cancelling_the_turn_closes_the_open_question_and_ends_the_run(harness: 
 
 def test_a_keyboard_interrupt_ends_the_run_and_propagates(harness: Harness) -> None:
     person = Waiting()
-    timer = threading.Timer(0.5, _thread.interrupt_main)
-    timer.start()
+
+    def interrupt_once_asked() -> None:
+        if person.asked.wait(30):
+            _thread.interrupt_main()
+
+    threading.Thread(target=interrupt_once_asked, daemon=True).start()
     with pytest.raises(KeyboardInterrupt):
         run(harness, [[ToolCall("write_file", {"path": "b", "text": "x"}, "w1")]], person)
     deadline = time.monotonic() + 10
