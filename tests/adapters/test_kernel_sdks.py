@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel.frontend import Frontend, kernel_python
+from kernel.frontend import Frontend, ready_kernel, reset
 from servers.anthropic_agent_server import AgentServer, Use
 
 from .test_kernel import ALLOW, CONFIGS, DENY, calls, result_of
@@ -64,25 +64,13 @@ def frontend(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Frontend]:
     version, subshell = request.param
-    if not kernel_python(version).exists():
-        pytest.fail(f"the kernel environment for ipykernel {version} is missing", pytrace=False)
     workdir: Path = tmp_path_factory.mktemp(f"sdks-{version}")
-    fe = Frontend(version, workdir, subshell=subshell)
-    try:
-        reply, out = fe.run(SETUP, timeout=180)
-        assert reply["status"] == "ok", reply
-        assert out.startswith("READY"), out
-        yield fe
-    finally:
-        fe.close()
+    yield from ready_kernel(version, subshell, workdir, SETUP, timeout=180)
 
 
 @pytest.fixture
 def fe(frontend: Frontend) -> Frontend:
-    frontend.widgets.clear()
-    frontend.answered.clear()
-    frontend.responder = None
-    frontend.render = True
+    reset(frontend)
     return frontend
 
 

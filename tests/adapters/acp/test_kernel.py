@@ -16,7 +16,7 @@ from typing import Any
 
 import psutil
 import pytest
-from kernel.frontend import Frontend, kernel_python
+from kernel.frontend import Frontend, ready_kernel, reset
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(240)]
 
@@ -63,26 +63,15 @@ def frontend(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Frontend]:
     version, subshell = request.param
-    if not kernel_python(version).exists():
-        pytest.fail(f"no kernel environment for ipykernel {version}: run scripts/kernel-envs.sh")
     workdir: Path = tmp_path_factory.mktemp(f"acp-{version}")
-    fe = Frontend(version, workdir, subshell=subshell)
-    fe.workdir = workdir  # type: ignore[attr-defined]
-    try:
-        reply, out = fe.run(SETUP, timeout=120)
-        assert reply["status"] == "ok", reply
-        assert out.startswith("READY"), out
+    for fe in ready_kernel(version, subshell, workdir, SETUP, timeout=120):
+        fe.workdir = workdir  # type: ignore[attr-defined]
         yield fe
-    finally:
-        fe.close()
 
 
 @pytest.fixture
 def fe(frontend: Frontend) -> Frontend:
-    frontend.widgets.clear()
-    frontend.answered.clear()
-    frontend.responder = None
-    frontend.render = True
+    reset(frontend)
     workdir: Path = frontend.workdir  # type: ignore[attr-defined]
     for name in ("notes.txt", "agent.jsonl", "child.pid"):
         (workdir / name).unlink(missing_ok=True)
