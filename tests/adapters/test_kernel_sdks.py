@@ -65,7 +65,8 @@ def frontend(
 ) -> Iterator[Frontend]:
     version, subshell = request.param
     workdir: Path = tmp_path_factory.mktemp(f"sdks-{version}")
-    yield from ready_kernel(version, subshell, workdir, SETUP, timeout=180)
+    with ready_kernel(version, subshell, workdir, SETUP, timeout=180) as fe:
+        yield fe
 
 
 @pytest.fixture

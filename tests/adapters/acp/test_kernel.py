@@ -64,7 +64,7 @@ def frontend(
 ) -> Iterator[Frontend]:
     version, subshell = request.param
     workdir: Path = tmp_path_factory.mktemp(f"acp-{version}")
-    for fe in ready_kernel(version, subshell, workdir, SETUP, timeout=120):
+    with ready_kernel(version, subshell, workdir, SETUP, timeout=120) as fe:
         fe.workdir = workdir  # type: ignore[attr-defined]
         yield fe
 
