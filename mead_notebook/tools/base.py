@@ -45,7 +45,10 @@ class ToolSource(Protocol):
 
 
 def result_text(value: Any) -> str:
-    """The text a model receives for a tool's return value."""
+    """The text a model receives for a tool's return value: a string as it is, else JSON.
+
+    ``None`` is ``"null"``, as JSON says it; what JSON cannot encode is its ``repr``.
+    """
     if isinstance(value, str):
         return value
     try:
