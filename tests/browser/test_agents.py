@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
-
 from servers.agent_launch import BIN, EXECUTABLES, launch
 from servers.agent_models import AnthropicAgentServer, WriteFile
 
