@@ -77,10 +77,11 @@ def test_first_sight_is_pending_with_name_server_kind_and_arguments(
     ]
     assert first["w1"]["locations"] == [{"path": str(tmp_path / "notes.txt"), "line": 1}]
     assert (first["r1"]["tool"], first["r1"]["class"], first["r1"]["kind"]) == (
-        "Read a file",
+        "read",
         "read",
         "read",
     )
+    assert first["r1"]["title"] == "Read a file"
 
 
 def test_input_sent_late_is_on_the_question(script: Script, tmp_path: Path) -> None:
