@@ -109,10 +109,13 @@ class Rig:
 
 
 @pytest.fixture(params=AGENTS)
-def rig(request: pytest.FixtureRequest, tmp_path: Path) -> Rig:
+def rig(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Rig:
     name: str = request.param
     if not (BIN / EXECUTABLES[name]).exists():
         pytest.fail(f"{name} is not installed: run scripts/setup.sh (npm ci in tests/agents)")
+    if name == "claude":
+        # As in some containers: the claude preset must keep it from the agent.
+        monkeypatch.setenv("IS_SANDBOX", "yes")
     return Rig(name, tmp_path)
 
 
