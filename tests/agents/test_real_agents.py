@@ -162,6 +162,7 @@ def test_allow_writes_the_file_after_showing_its_diff(rig: Rig) -> None:
     assert target.read_text() == "hello\n"
     [call] = result.calls
     assert (call.status, call.kind) == ("completed", "edit"), call
+    assert result.text.endswith("Done."), result.text  # the model's last words, streamed
 
 
 def test_deny_leaves_the_file_unwritten(rig: Rig) -> None:
