@@ -46,7 +46,7 @@ NAMES = """
 def names_later(delay=0.5):
     \"\"\"Print the name of each thread ``delay`` seconds from now (the cell may block).\"\"\"
     def report():
-        names = {t.native_id: t.name for t in threading.enumerate()}
+        names = {t.native_id: t.name for t in threading.enumerate() if t.native_id}
         print("NAMES " + json.dumps(names), flush=True)
     threading.Timer(delay, report).start()
 """
