@@ -16,7 +16,10 @@ its own thread, so all three work where ``Runner.run_sync`` fails. The run uses 
 gated copy of the agent (and of the agents it hands off to): every function tool
 and MCP tool asks through the interaction inside the run. Tools that declare
 ``needs_approval`` pause the SDK's run; their approvals are asked through the
-interaction too, once per call, and the run resumes by itself. Options go to
+interaction too, once per call, and the run resumes by itself. ``kinds`` says
+what tools do by name (``{"read_file": "read", "rm": "delete"}``; MCP tools
+also by their annotations), and ``ask_user_tool()`` is a tool that puts a
+multiple-choice question to the person. Other options go to
 ``Runner.run_streamed`` (``context``, ``max_turns``, ``run_config``, ``session``...);
 unknown tools are returned to the model as errors unless ``run_config`` says
 otherwise.
@@ -25,23 +28,27 @@ otherwise.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 from ..base import AgentResult, missing_extra
 
 try:
-    from agents import Agent, RunConfig, Runner
+    from agents import Agent, FunctionTool, RunConfig, Runner, function_tool
+    from agents.tool_context import ToolContext
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise ImportError(missing_extra("openai_agents", "openai-agents")) from exc
 
+from mead_notebook import ask_user
+from mead_notebook.interaction import ToolKind
 from mead_notebook.turn import Turn
 
-from ..base import Session
+from ..base import ASK_USER_MARK, AskUserOption, Session, active_session, ask_user_arguments
 from ._events import Events
 from ._gate import Gate
 from ._scripted import scripted_model
 
-__all__ = ["MAX_RESUMES", "AgentResult", "arun", "run", "scripted_model", "start"]
+__all__ = ["MAX_RESUMES", "AgentResult", "arun", "ask_user_tool", "run", "scripted_model", "start"]
 
 MAX_RESUMES = 100
 """How many times one run resumes after answered approvals, at most."""
@@ -66,14 +73,19 @@ async def arun(
 
 
 def start(
-    agent: Agent[Any], input: Any, *, interaction: object = None, **options: Any
+    agent: Agent[Any],
+    input: Any,
+    *,
+    interaction: object = None,
+    kinds: Mapping[str, ToolKind] | None = None,
+    **options: Any,
 ) -> Turn[AgentResult]:
     """Start ``agent`` in a thread of its own and return the turn's handle at once."""
     if not isinstance(agent, Agent):
         raise TypeError(f"run, arun and start take an agents.Agent, not {type(agent).__name__}")
     result = AgentResult()
     session = Session(interaction, result)
-    gate = Gate(session)
+    gate = Gate(session, kinds)
     gated = gate.agent(agent)
     config = options.pop("run_config", None) or RunConfig()
     if config.tool_not_found_behavior == "raise_error":
@@ -113,3 +125,31 @@ def start(
             raise
 
     return session.turn(input if isinstance(input, str) else "", main)
+
+
+async def _ask_user(
+    ctx: ToolContext[Any], prompt: str, options: list[AskUserOption], multiple: bool = False
+) -> str:
+    """Ask the person a multiple-choice question; the answer comes back as JSON."""
+    session = active_session.get()
+    if session is None:
+        return "ask_user is answered only under mead_notebook's openai_agents.run/arun/start."
+    arguments = ask_user_arguments(prompt, options, multiple)
+    content, _ = await session.call(ask_user.ask, session.driver, ctx.tool_call_id, arguments)
+    return content
+
+
+def ask_user_tool() -> FunctionTool:
+    """The ``ask_user`` tool: a multiple-choice question the person answers in the widget.
+
+    It asks through ``ask_choice`` itself (no permission first); an unanswered
+    question tells the model why.
+    """
+    tool = function_tool(
+        _ask_user,
+        name_override=ask_user.ASK_USER,
+        description_override=str(ask_user.ASK_USER_SPEC["description"]),
+        strict_mode=False,
+    )
+    setattr(tool, ASK_USER_MARK, True)
+    return tool
