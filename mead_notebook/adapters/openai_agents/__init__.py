@@ -12,8 +12,9 @@
 
 ``run`` blocks a sync cell, ``await arun(...)`` an async one, ``start`` returns a
 ``Turn`` at once; the agent streams (``Runner.run_streamed``) on an event loop of
-its own thread, so all three work where ``Runner.run_sync`` fails. The run uses a
-gated copy of the agent (and of the agents it hands off to): every function tool
+its own thread, so all three work where ``Runner.run_sync`` fails. MCP servers
+not yet connected are connected on that loop for the run, and closed after it.
+The run uses a gated copy of the agent (and of the agents it hands off to): every function tool
 and MCP tool asks through the interaction inside the run. Tools that declare
 ``needs_approval`` pause the SDK's run; their approvals are asked through the
 interaction too, once per call, and the run resumes by itself. ``kinds`` says
@@ -27,6 +28,8 @@ otherwise.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
 from collections.abc import Mapping
 from typing import Any
@@ -48,10 +51,21 @@ from ._events import Events
 from ._gate import Gate
 from ._scripted import scripted_model
 
-__all__ = ["MAX_RESUMES", "AgentResult", "arun", "ask_user_tool", "run", "scripted_model", "start"]
+__all__ = [
+    "CONNECT_TIMEOUT",
+    "MAX_RESUMES",
+    "AgentResult",
+    "arun",
+    "ask_user_tool",
+    "run",
+    "scripted_model",
+    "start",
+]
 
 MAX_RESUMES = 100
 """How many times one run resumes after answered approvals, at most."""
+CONNECT_TIMEOUT = 30.0
+"""How long connecting one MCP server the run connects itself may take (seconds)."""
 
 
 def run(
@@ -92,6 +106,13 @@ def start(
         config = dataclasses.replace(config, tool_not_found_behavior="return_error_to_model")
 
     async def main() -> AgentResult:
+        async with contextlib.AsyncExitStack() as stack:
+            for server in _unconnected(gate):
+                await asyncio.wait_for(server.connect(), CONNECT_TIMEOUT)
+                stack.push_async_callback(server.cleanup)
+            return await play()
+
+    async def play() -> AgentResult:
         events = Events(session, gate)
         given: Any = input
         try:
@@ -125,6 +146,16 @@ def start(
             raise
 
     return session.turn(input if isinstance(input, str) else "", main)
+
+
+def _unconnected(gate: Gate) -> list[Any]:
+    """The MCP servers of the run's agents that nobody has connected yet (each once)."""
+    found: dict[int, Any] = {}
+    for agent in gate.agents.values():
+        for server in agent.mcp_servers:
+            if getattr(server, "session", True) is None:
+                found.setdefault(id(server), server)
+    return list(found.values())
 
 
 async def _ask_user(
