@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from playwright.sync_api import Page, WebSocket, expect
 
 from .conftest import Latencies, notebook_page
 from .gateway import KernelGateway, gateway_and_lab
-from .pages import NotebookPage
+from .pages import NotebookPage, write_notebook
 from .scenarios import ALLOW_SYNC, ASYNC_ALLOW, MANY_ALLOWS, PRELUDE
 from .servers import REPO, JupyterServer
 from .test_lab import QUESTION_TIMEOUT, allow_and_check
@@ -33,6 +34,9 @@ print("CONNECTION", os.path.basename(ipykernel.connect.get_connection_file()))
 print("SUBSHELLS", json.dumps(get_ipython().kernel.shell_channel_thread.manager.list_subshell()))
 """
 """Where the kernel runs: its package, its parent process, its id, its subshells."""
+
+CONNECT_TIMEOUT = 20_000
+"""How long a freshly opened notebook may take to show an idle kernel before a reload."""
 
 KERNEL_ID = re.compile(r"kernel-([0-9a-f-]+)\.json")
 
@@ -95,6 +99,31 @@ def lab(
     yield from notebook_page(page, gateway_servers[1], artifacts, request)
 
 
+def open_notebook(nb: NotebookPage, cells: list[str]) -> None:
+    """Open a notebook of ``cells``; reload the page once if its kernel never connects.
+
+    Through the gateway, a page's first kernel connection sometimes never hears from
+    the kernel (the status bar says "Unknown"; JupyterLab's server opened two gateway
+    connections with one session id and the gateway replaced one with the other). A
+    person reloads the page; so does this, and says so in a warning.
+    """
+    write_notebook(nb.server.root, nb.name, cells)
+    nb.page.goto(nb.server.page_url(f"{nb.name}.ipynb"), timeout=60_000)
+    idle = nb.page.locator("#jp-main-statusbar").get_by_role("button", name=re.compile(r"\| Idle$"))
+    try:
+        expect(idle).to_be_visible(timeout=CONNECT_TIMEOUT)
+    except AssertionError:
+        nb.shot("never-connected")
+        warnings.warn(
+            f"{nb.name}: the kernel did not connect through the gateway in "
+            f"{CONNECT_TIMEOUT / 1000:.0f} s; reloading the page",
+            stacklevel=2,
+        )
+        nb.reopen()
+        return
+    nb.wait_ready()
+
+
 def where(nb: NotebookPage, index: int) -> dict[str, str]:
     """Run the ``WHERE`` cell at ``index``; return what it printed, by key."""
     nb.run_cell(index)
@@ -134,7 +163,7 @@ def test_allow_in_a_sync_cell(
     gateway_servers: tuple[KernelGateway, JupyterServer],
     latencies: Latencies,
 ) -> None:
-    lab.open([PRELUDE + ALLOW_SYNC, WHERE])
+    open_notebook(lab, [PRELUDE + ALLOW_SYNC, WHERE])
     lab.run_cell(0)
     allow_and_check(lab, latencies, "gateway_sync_allow")
     found = where(lab, 1)
@@ -148,7 +177,7 @@ def test_allow_in_an_async_cell(
     gateway_servers: tuple[KernelGateway, JupyterServer],
     latencies: Latencies,
 ) -> None:
-    lab.open([PRELUDE + ASYNC_ALLOW, WHERE])
+    open_notebook(lab, [PRELUDE + ASYNC_ALLOW, WHERE])
     lab.run_cell(0)
     allow_and_check(lab, latencies, "gateway_async_allow")
     found = where(lab, 1)
@@ -162,7 +191,7 @@ def test_latency_of_many_answers(
     latencies: Latencies,
 ) -> None:
     questions = 15
-    lab.open([PRELUDE + f"QUESTIONS = {questions}\n" + MANY_ALLOWS, WHERE])
+    open_notebook(lab, [PRELUDE + f"QUESTIONS = {questions}\n" + MANY_ALLOWS, WHERE])
     lab.run_cell(0)
     allow = lab.turn().get_by_role("button", name="Allow", exact=True)
     answered = lab.turn().get_by_text("Allowed by you", exact=True)
