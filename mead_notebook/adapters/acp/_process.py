@@ -10,6 +10,8 @@ import os
 import signal
 from collections.abc import Mapping, Sequence
 
+from ._inbound import Inbound
+
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
 
@@ -31,6 +33,13 @@ class AgentProcess:
         self.pid = proc.pid
         self._tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
         self._reader = asyncio.ensure_future(self._read_stderr())
+        assert proc.stdout is not None
+        self._inbound = Inbound(proc.stdout, name, STDIO_LIMIT)
+
+    @property
+    def stdout(self) -> asyncio.StreamReader:
+        """The agent's messages, less the malformed ``session/update`` notifications."""
+        return self._inbound.reader
 
     @classmethod
     async def spawn(
@@ -84,6 +93,7 @@ class AgentProcess:
         except asyncio.TimeoutError:
             log.error("%s (pid %s) did not exit after SIGKILL", self.name, self.pid)
         self._reader.cancel()
+        self._inbound.close()
 
     async def close(self, timeout: float = 2.0) -> None:
         """Close stdin and let the agent exit on its own for ``timeout`` s, then :meth:`kill`."""
