@@ -12,6 +12,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,13 +41,15 @@ class JupyterServer:
     """A Jupyter server process with its own config, data, runtime and root dirs.
 
     ``app`` is ``"lab"`` (JupyterLab) or ``"notebook"`` (Notebook 7). Kernels run the
-    project's venv python with the repository on ``PYTHONPATH``.
+    project's venv python with the repository on ``PYTHONPATH``. ``args`` go on the
+    server's command line after the defaults (``--gateway-url=...``, say).
     """
 
-    def __init__(self, base: Path, app: str = "lab") -> None:
+    def __init__(self, base: Path, app: str = "lab", args: Sequence[str] = ()) -> None:
         if app not in ("lab", "notebook"):
             raise ValueError(f"app must be 'lab' or 'notebook', not {app!r}")
         self.app = app
+        self.args = list(args)
         self.base = base
         self.root = base / "root"
         self.token = secrets.token_hex(16)
@@ -96,8 +99,11 @@ class JupyterServer:
         )
         return env
 
-    def start(self) -> JupyterServer:
-        """Start the server and wait (bounded) until its API answers."""
+    ready_path = "api/status"
+    """The API path that answers once the server is up."""
+
+    def command(self) -> list[str]:
+        """The server's command line."""
         module = "jupyterlab" if self.app == "lab" else "notebook"
         cmd = [
             str(python_for_kernels()),
@@ -119,6 +125,11 @@ class JupyterServer:
                 "--LabApp.check_for_updates_class="
                 "jupyterlab.handlers.announcements.NeverCheckForUpdate",
             ]
+        return cmd + self.args
+
+    def start(self) -> JupyterServer:
+        """Start the server and wait (bounded) until its API answers."""
+        cmd = self.command()
         log = self.log_path.open("wb")
         self._proc = subprocess.Popen(
             cmd, cwd=self.root, env=self._env, stdout=log, stderr=subprocess.STDOUT
@@ -127,19 +138,15 @@ class JupyterServer:
         deadline = time.monotonic() + START_TIMEOUT
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
-                raise RuntimeError(
-                    f"the Jupyter server exited with {self._proc.returncode}:\n{self.log()}"
-                )
+                raise RuntimeError(f"{cmd[2]} exited with {self._proc.returncode}:\n{self.log()}")
             try:
-                self.api("GET", "api/status")
+                self.api("GET", self.ready_path)
             except (OSError, urllib.error.URLError):
                 time.sleep(0.25)
                 continue
             return self
         self.stop()
-        raise RuntimeError(
-            f"the Jupyter server did not answer within {START_TIMEOUT:.0f} s:\n{self.log()}"
-        )
+        raise RuntimeError(f"{cmd[2]} did not answer within {START_TIMEOUT:.0f} s:\n{self.log()}")
 
     def log(self) -> str:
         """The server's output so far (its last 8000 characters)."""
