@@ -130,6 +130,8 @@ CONSTANTS = [
     ("BY_NAME", labels.BY_NAME, "string"),
     ("BY_OTHER_VIEW", labels.BY_OTHER_VIEW, "string"),
     ("TOO_LATE", labels.TOO_LATE, "string"),
+    ("TOO_LATE_SETTLED", labels.TOO_LATE_SETTLED, "string"),
+    ("VERDICT_DONE", labels.VERDICT_DONE, "Readonly<Record<string, string>>"),
     ("DECISION_LABEL", labels.DECISION, "Readonly<Record<string, string>>"),
     ("UNMADE", list(labels.UNMADE), "readonly string[]"),
     ("STOP_REASON", labels.STOP_REASON, "Readonly<Record<string, string>>"),

@@ -64,6 +64,14 @@ export const BY_NAME = "by {name}";
 export const BY_OTHER_VIEW = "by another view";
 /** @type {string} */
 export const TOO_LATE = "Too late: {who} already {verdict} this; your answer was not used.";
+/** @type {string} */
+export const TOO_LATE_SETTLED = "Too late: this was settled first ({how}); your answer was not used.";
+/** @type {Readonly<Record<string, string>>} */
+export const VERDICT_DONE = Object.freeze({
+  "allow": "allowed",
+  "deny": "denied",
+  "picked": "answered"
+});
 /** @type {Readonly<Record<string, string>>} */
 export const DECISION_LABEL = Object.freeze({
   "allow": "Allowed",

@@ -25,8 +25,10 @@ __all__ = [
     "STATUS_LABEL",
     "STOP_REASON",
     "TOO_LATE",
+    "TOO_LATE_SETTLED",
     "TURN_STATUS",
     "UNMADE",
+    "VERDICT_DONE",
 ]
 
 OUTCOME_LABEL: Final[dict[str, str]] = {
@@ -64,8 +66,12 @@ BY_NAME: Final = "by {name}"
 BY_OTHER_VIEW: Final = "by another view"
 """A person's answer seen from another page, which claimed no user name."""
 TOO_LATE: Final = "Too late: {who} already {verdict} this; your answer was not used."
-"""What a page whose answer arrived after the question was settled says (``who``: a
-name, "another view", or for a decision nobody made there, "it was")."""
+"""What a view whose answer arrived after the question was settled says (``who``: a
+name or "another view") when a person answered first."""
+TOO_LATE_SETTLED: Final = "Too late: this was settled first ({how}); your answer was not used."
+"""The same when nobody answered first (a rule, the timeout, the kernel): ``how`` says how."""
+VERDICT_DONE: Final[dict[str, str]] = {"allow": "allowed", "deny": "denied", "picked": "answered"}
+"""A person's verdict as ``TOO_LATE`` says it."""
 DECISION: Final[dict[str, str]] = {
     "allow": "Allowed",
     "deny": "Denied",
