@@ -107,7 +107,9 @@ def _permission(asked: Asked, message: AnswerMessage) -> Interpretation | str:
     if not asked.editable:
         note = ""
     if decision == "deny":
-        return Interpretation(make_answer("deny", "person", note, person=message), Deny("rejected", note))
+        return Interpretation(
+            make_answer("deny", "person", note, person=message), Deny("rejected", note)
+        )
     request = asked.request
     edited = message["arguments"]
     if edited is not None and not asked.editable:
