@@ -167,3 +167,21 @@ export class Whoami {
 export function forgetAsked() {
   asked = null;
 }
+
+/** Questions this page answered, as `<widget>/<question id>`: kept for the page's life,
+ * so a view drawn anew (the output updated when the turn ends) still knows. */
+const answeredHere = new Set();
+
+/**
+ * The questions this page answered for one widget.
+ * @param {string} widget a key of the widget unique in the page
+ * @returns {{has(id: string): boolean, add(id: string): void}}
+ */
+export function answeredFor(widget) {
+  return {
+    has: (id) => answeredHere.has(`${widget}/${id}`),
+    add: (id) => {
+      answeredHere.add(`${widget}/${id}`);
+    },
+  };
+}

@@ -37,8 +37,8 @@ export interface Viewer {
   page: string;
   /** the user name this page claims, once known */
   username(): string | null;
-  /** ids of the questions this view sent an answer to */
-  answered: Set<string>;
+  /** ids of the questions this page sent an answer to, for this widget */
+  answered: { has(id: string): boolean; add(id: string): void };
 }
 
 /** What the parts of one view share. */

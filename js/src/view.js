@@ -8,7 +8,7 @@ import { CardView } from "./card.js";
 import { PLAN_GLYPH, PROTOCOL_VERSION, STOP_REASON, TURN_STATUS } from "./constants.gen.js";
 import { Ticker } from "./countdown.js";
 import { cancelFrame, h, requestFrame, setAttr, setShown, setText } from "./dom.js";
-import { Whoami, pageId } from "./identity.js";
+import { Whoami, answeredFor, pageId } from "./identity.js";
 import { MarkdownView } from "./markdown.js";
 import { lookup } from "./labels.js";
 import { cssToken } from "./question.js";
@@ -48,7 +48,7 @@ export class TurnView {
     const whoami = new Whoami(model);
     const page = pageId();
     /** @type {import("./model").Viewer} */
-    const viewer = { page, username: () => whoami.current()?.username ?? null, answered: new Set() };
+    const viewer = { page, username: () => whoami.current()?.username ?? null, answered: answeredFor(widgetKey(model)) };
     /** @type {ViewContext} */
     this.ctx = {
       send: (message) => {
@@ -316,6 +316,20 @@ export class TurnView {
     this.ticker.dispose();
     this.root.remove();
   }
+}
+
+/**
+ * A key of the widget unique in the page: the kernel session's shared frontend model
+ * and the widget's `mead-key-<n>` class (a fresh key when neither is there).
+ * @param {TurnModel} model
+ * @returns {string}
+ */
+function widgetKey(model) {
+  const frontend = model.get("_frontend");
+  /** @type {unknown} */
+  const classes = /** @type {{get(name: string): unknown}} */ (/** @type {unknown} */ (model)).get("_dom_classes");
+  const key = Array.isArray(classes) ? classes.find((c) => typeof c === "string" && c.startsWith("mead-key-")) : null;
+  return typeof frontend === "string" && typeof key === "string" ? `${frontend}/${key}` : `view-${nextViewId}`;
 }
 
 /**

@@ -117,6 +117,25 @@ describe("too late", () => {
     expect(late?.getAttribute("role")).toBe("alert");
   });
 
+  it("keeps the notice in a view drawn anew in the same page (the output updated at the turn's end)", async () => {
+    const model = new FakeModel({ _frontend: "IPY_MODEL_f1", _dom_classes: ["mead-key-7"] });
+    host = new Host(model);
+    const first = host.render();
+    await showCard(model, question({ id: "q9" }));
+    buttonsNamed(first, "Allow")[0].click();
+    host.dispose();
+    host = new Host(model);
+    const again = host.render();
+    await showCard(model, question({ id: "q9", answer: settlement({ username: "bob", page: "elsewhere" }) }));
+    expect(again.querySelector(".mead-too-late")?.textContent).toBe("Too late: bob already allowed this; your answer was not used.");
+    const other = new FakeModel({ _frontend: "IPY_MODEL_f2", _dom_classes: ["mead-key-7"] });
+    host.dispose();
+    host = new Host(other);
+    const unrelated = host.render();
+    await showCard(other, question({ id: "q9", answer: settlement({ username: "bob", page: "elsewhere" }) }));
+    expect(unrelated.querySelector(".mead-too-late"), "another kernel's widget of the same key").toBeNull();
+  });
+
   it("shows by you and no notice where the click won", async () => {
     const { model, el } = setup();
     await showCard(model, question());

@@ -40,10 +40,21 @@ class JupyterServer:
     """A Jupyter server process with its own config, data, runtime and root dirs.
 
     ``app`` is ``"lab"`` (JupyterLab) or ``"notebook"`` (Notebook 7). Kernels run the
-    project's venv python with the repository on ``PYTHONPATH``.
+    project's venv python with the repository on ``PYTHONPATH``. Real-time
+    collaboration (``jupyter-collaboration``, when installed) is off unless
+    ``collaborative``; ``extra`` adds command-line options.
     """
 
-    def __init__(self, base: Path, app: str = "lab") -> None:
+    def __init__(
+        self,
+        base: Path,
+        app: str = "lab",
+        *,
+        collaborative: bool = False,
+        extra: tuple[str, ...] = (),
+    ) -> None:
+        self.collaborative = collaborative
+        self.extra = extra
         if app not in ("lab", "notebook"):
             raise ValueError(f"app must be 'lab' or 'notebook', not {app!r}")
         self.app = app
@@ -111,6 +122,8 @@ class JupyterServer:
             f"--ServerApp.root_dir={self.root}",
             "--ServerApp.open_browser=False",
             "--ServerApp.allow_root=True",
+            f"--YDocExtension.disable_rtc={not self.collaborative}",
+            *self.extra,
         ]
         if self.app == "lab":
             cmd += [
