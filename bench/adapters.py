@@ -13,7 +13,15 @@ reply (``parallel``: the framework runs them concurrently).
 - "adapter": ``run(...)`` with ``AllowAll``: every call goes through the
   contract, the run streams in a thread of its own.
 
-Run: .venv/bin/python bench/adapters.py [--calls 1000] [--repeats 3]
+The Claude Agent SDK's calls run in its bundled CLI against a fake Anthropic
+server on loopback (``tests/servers/anthropic_agent_server.py``), one model
+reply per call, on an in-process MCP tool: "alone" is ``ClaudeSDKClient`` with
+a ``can_use_tool`` that allows and the ``PreToolUse`` hook that makes every call
+ask (as the adapter sets it up), "streamed" the same with partial messages,
+"adapter" ``claude_agent.run`` with ``AllowAll``. Its runs are ``--claude-calls``
+calls long (a CLI start costs about a second, in every column alike).
+
+Run: .venv/bin/python bench/adapters.py [--calls 1000] [--repeats 3] [--claude-calls 20]
 """
 
 from __future__ import annotations
@@ -21,8 +29,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+import sys
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from langchain.agents import create_agent
@@ -138,6 +149,81 @@ def openai_agents_runs(calls: int, shape: str) -> Runs:
     return alone, streamed, adapter
 
 
+def claude_agent_runs(calls: int, shape: str) -> Runs:
+    """Claude Code: the SDK's client alone, streamed, and the adapter (see the module docstring)."""
+    from claude_agent_sdk import (
+        ClaudeAgentOptions,
+        ClaudeSDKClient,
+        HookMatcher,
+        PermissionResultAllow,
+        create_sdk_mcp_server,
+    )
+    from claude_agent_sdk import tool as claude_tool
+
+    from mead_notebook.adapters import claude_agent
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from servers.anthropic_agent_server import AgentServer, Text, Use
+
+    @claude_tool(
+        "noop", "Does nothing.", {"type": "object", "properties": {"n": {"type": "integer"}}}
+    )
+    async def claude_noop(arguments: dict[str, Any]) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": noop(int(arguments.get("n", 0)))}]}
+
+    uses = [Use(f"c{i}", "mcp__bench__noop", {"n": i}) for i in range(calls)]
+    turns: list[Any] = [[u] for u in uses] if shape == "sequential" else [uses]
+    server = AgentServer([*turns, [Text("done")]]).__enter__()
+    home = Path(tempfile.mkdtemp(prefix="mead-bench-"))
+    env = {
+        "ANTHROPIC_BASE_URL": server.url,
+        "ANTHROPIC_API_KEY": "bench",
+        "HOME": str(home),
+        "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+        "ENABLE_TOOL_SEARCH": "false",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    }
+
+    def options(**extra: Any) -> Any:
+        return ClaudeAgentOptions(
+            cwd=str(home),
+            env=env,
+            setting_sources=[],
+            model="claude-sonnet-4-5",
+            max_turns=calls + 5,
+            mcp_servers={"bench": create_sdk_mcp_server("bench", tools=[claude_noop])},
+            **extra,
+        )
+
+    async def allow(tool: str, given: dict[str, Any], context: Any) -> Any:
+        return PermissionResultAllow(updated_input=given)
+
+    async def ask(given: Any, tool_use_id: Any, context: Any) -> Any:
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask"}}
+
+    async def client_run(partial: bool) -> None:
+        hooks: Any = {"PreToolUse": [HookMatcher(hooks=[ask])]}
+        given = options(can_use_tool=allow, hooks=hooks, include_partial_messages=partial)
+        async with ClaudeSDKClient(given) as client:
+            await client.query("go")
+            async for _ in client.receive_response():
+                pass
+
+    def alone() -> Any:
+        return asyncio.run(client_run(False))
+
+    def streamed() -> Any:
+        return asyncio.run(client_run(True))
+
+    def adapter() -> Any:
+        result = claude_agent.run(options(), "go", interaction=AllowAll())
+        if len(result.calls) != calls or any(c.status != "completed" for c in result.calls):
+            raise RuntimeError(f"expected {calls} completed calls: {result}")
+        return result
+
+    return alone, streamed, adapter
+
+
 def per_call(run: Callable[[], Any], calls: int, repeats: int) -> float:
     """Median seconds per tool call over ``repeats`` runs."""
     times = []
@@ -152,27 +238,30 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--claude-calls", type=int, default=20)
     args = parser.parse_args()
-    print(f"{args.calls} tool calls x {args.repeats} runs, median per call in us")
+    print(
+        f"{args.calls} tool calls ({args.claude_calls} for claude-agent) x {args.repeats} runs,"
+        " median per call in us"
+    )
     columns = ("alone", "streamed", "adapter", "- streamed", "/ alone")
     print(f"{'framework':12} {'shape':11}" + "".join(f"{c:>11}" for c in columns))
     frameworks = (
-        ("langchain", langchain_runs),
-        ("pydantic-ai", pydantic_ai_runs),
-        ("openai-agents", openai_agents_runs),
+        ("langchain", langchain_runs, args.calls),
+        ("pydantic-ai", pydantic_ai_runs, args.calls),
+        ("openai-agents", openai_agents_runs, args.calls),
+        ("claude-agent", claude_agent_runs, args.claude_calls),
     )
-    for name, runs in frameworks:
+    for name, runs, calls in frameworks:
         for shape in ("sequential", "parallel"):
-            for warm in runs(20, shape):
+            for warm in runs(min(calls, 20), shape):
                 warm()
             alone, streamed, adapter = (
-                per_call(run, args.calls, args.repeats) * 1e6 for run in runs(args.calls, shape)
+                per_call(run, calls, args.repeats) * 1e6 for run in runs(calls, shape)
             )
             cells = (alone, streamed, adapter, adapter - streamed)
             row = "".join(f"{c:11.1f}" for c in cells) + f"{adapter / alone:10.2f}x"
             print(f"{name:12} {shape:11}{row}")
-    # The Claude Agent SDK's calls run in its CLI, against a model server: see
-    # tests/adapters/test_claude_agent.py; a turn costs about a second of CLI time.
 
 
 if __name__ == "__main__":

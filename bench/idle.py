@@ -6,14 +6,18 @@ cell (``await router.arun``) and in a background turn (``router.start``, the cel
 returned). For each, the kernel process's CPU time (psutil) and its threads'
 voluntary context switches (``/proc/<pid>/task/*/status``: how often a thread
 went to sleep, so about how often it woke up) per second of waiting, and the
-threads that woke most. Linux only.
+threads that woke most. Linux only. The checks on views run with the package's
+default timing unless ``--ping-every`` / ``--answer-within`` set another
+(``views.set_timing`` in the kernel), to compare timings on the same code.
 
 Run: .venv/bin/python bench/idle.py [--seconds 60] [--versions 6.29.5 ...]
+     [--ping-every 8 --answer-within 2]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import tempfile
@@ -29,6 +33,8 @@ from kernel.cells import pause  # noqa: E402
 from kernel.conftest import KERNEL_VERSIONS, SETUP  # noqa: E402
 from kernel.frontend import Frontend  # noqa: E402
 
+from mead_notebook.notebook.waiting.views import Timing  # noqa: E402
+
 QUESTION = "permission_router().{call}('go', interaction=NotebookInteraction(timeout=3600))"
 MODES = {
     "idle": None,
@@ -40,7 +46,7 @@ NAMES = """
 def names_later(delay=0.5):
     \"\"\"Print the name of each thread ``delay`` seconds from now (the cell may block).\"\"\"
     def report():
-        names = {t.native_id: t.name for t in threading.enumerate()}
+        names = {t.native_id: t.name for t in threading.enumerate() if t.native_id}
         print("NAMES " + json.dumps(names), flush=True)
     threading.Timer(delay, report).start()
 """
@@ -125,14 +131,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--versions", nargs="+", default=list(KERNEL_VERSIONS))
+    parser.add_argument("--ping-every", type=float, help="seconds between pings (views.Timing)")
+    parser.add_argument("--answer-within", type=float, help="seconds a ping waits for its pong")
     args = parser.parse_args()
+    changes = {
+        name: value
+        for name, value in (("ping_every", args.ping_every), ("answer_within", args.answer_within))
+        if value is not None
+    }
+    timing = dataclasses.replace(Timing(), **changes)
+    print(f"checks on views: {timing}")
     print(f"per second over {args.seconds:g} s: kernel CPU ms / wakeups (voluntary switches)")
     print(f"{'ipykernel':<10}" + "".join(f"{m:>18}" for m in MODES))
     for version in args.versions:
         fe = Frontend(version, Path(tempfile.mkdtemp(prefix="mead-bench-")), log=Path("/dev/null"))
         busiest = []
         try:
-            for setup in (SETUP, NAMES):
+            timed = f"waiting.views.set_timing(waiting.views.{timing!r})"
+            for setup in (SETUP, NAMES, timed):
                 reply, _ = fe.run(setup, timeout=60)
                 assert reply["status"] == "ok", reply
             pause(fe, 2.0)

@@ -88,7 +88,9 @@ class Capabilities:
       not only the call;
     - ``counts_rounds``: ``rounds`` counts the model's requests (else it stays 0);
     - ``no_answer_text``: an unanswered question is told as text (else: the agent
-      is told the question was cancelled, as an error).
+      is told the question was cancelled, as an error);
+    - ``error_flag``: a failed call is told to the model flagged as an error (else:
+      only in words, which the suite still checks).
     """
 
     denial_message: bool = True
@@ -97,6 +99,7 @@ class Capabilities:
     cancel_stops_turn: bool = False
     counts_rounds: bool = True
     no_answer_text: bool = True
+    error_flag: bool = True
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,10 @@ import pytest
 from claude_agent_sdk import ClaudeAgentOptions
 from servers.anthropic_agent_server import AgentServer, Text, Think, Use
 
+from mead_notebook import Picked
 from mead_notebook.adapters import claude_agent
 from mead_notebook.adapters.claude_agent._gate import CANCEL_STEP, STOPPED
+from mead_notebook.policies import AllowReads, Recording
 
 from .helpers import ALLOWED, ANSWERED, DENIED, REFUSED, Person, Waiting, asked, recorded, steps
 
@@ -114,7 +116,8 @@ def test_a_turn_asks_every_call_and_reports_what_the_cli_did(home: Path, cwd: Pa
     assert "No such tool available: Nope" in (calls["u1"].error or "")
     assert "InputValidationError" in (calls["i1"].error or "")
     told = server.tool_results()
-    assert told["b1"][0].startswith("no shell today")
+    assert calls["b1"].error in told["b1"][0]
+    assert "no shell today" in told["b1"][0]
     assert told["b1"][1] is True
     assert '"Which fruit?"="Banana"' in told["q1"][0]
     assert (cwd / "new.txt").read_text() == "hello\n"
@@ -175,3 +178,63 @@ def test_interrupting_the_turn_tears_the_cli_down(home: Path, cwd: Path) -> None
     assert result.calls[0].outcome == "interrupted"
     assert took < claude_agent.TEARDOWN_TIMEOUT * 2
     assert clis() == []
+
+
+def test_edit_diff_todo_plan_and_a_multi_select_question(home: Path, cwd: Path) -> None:
+    notes = str(cwd / "notes.txt")
+    todos = [
+        {"content": "Read the notes", "status": "completed", "activeForm": "Reading"},
+        {"content": "Fix the notes", "status": "in_progress", "activeForm": "Fixing"},
+    ]
+    question = {
+        "questions": [
+            {**QUESTION["questions"][0], "question": "Which fruits?", "multiSelect": True}
+        ]
+    }
+    script = [
+        [Use("t1", "TodoWrite", {"todos": todos}), Use("r1", "Read", {"file_path": notes})],
+        [Use("e1", "Edit", {"file_path": notes, "old_string": "one", "new_string": "two"})],
+        [Use("q1", "AskUserQuestion", question)],
+        [Text("Done.")],
+    ]
+    picked = Picked("0", also=("1",))
+    rec, _ = recorded(Person(pick={"Which fruits?": picked}))
+    with AgentServer(script) as server:
+        result = claude_agent.run(options(server, home, cwd), "go", interaction=rec)
+    assert [(e["content"], e["status"]) for e in result.plan] == [
+        ("Read the notes", "completed"),
+        ("Fix the notes", "in_progress"),
+    ]
+    requests = {r["tool_call_id"]: r for r in asked(rec)}
+    assert requests["e1"]["content"] == [
+        {"type": "diff", "path": notes, "old_text": "one\n", "new_text": "two\n"}
+    ]
+    assert requests["e1"]["kind"] == "edit"
+    assert (cwd / "notes.txt").read_text() == "two\n"
+    [choice] = [e.args[0] for e in rec.events if e.name == "ask_choice"]
+    assert (choice["multiple"], [o["label"] for o in choice["options"]]) == (
+        True,
+        ["Apple", "Banana"],
+    )
+    told = server.tool_results()
+    assert '"Which fruits?"="Apple, Banana"' in told["q1"][0]
+    assert result.text == "Done."
+
+
+def test_reads_and_echo_ask_unless_the_policy_allows_them(home: Path, cwd: Path) -> None:
+    script = [
+        [Use("r1", "Read", {"file_path": str(cwd / "notes.txt")})],
+        [Use("b1", "Bash", {"command": "echo hi", "description": "say hi"})],
+        [Text("Done.")],
+    ]
+    rec = Recording(AllowReads())
+    with AgentServer(script) as server:
+        result = claude_agent.run(options(server, home, cwd), "go", interaction=rec)
+    assert steps(rec) == {"r1": ALLOWED, "b1": DENIED}
+    assert [r["tool_call_id"] for r in asked(rec)] == ["r1", "b1"]
+    calls = {c.tool_call_id: c for c in result.calls}
+    assert (calls["r1"].status, calls["b1"].outcome) == ("completed", "denied")
+    assert "one" in (calls["r1"].result or "")
+    told = server.tool_results()
+    assert told["b1"][1] is True
+    assert calls["b1"].error in told["b1"][0]

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -146,27 +147,46 @@ def test_openai_agents_interrupt(fe: Frontend, how: str, ename: str) -> None:
     assert (reply["status"], out) == ("ok", "NEXT 42\n")
 
 
-def test_claude_agent_sync_cell_allows_a_write(fe: Frontend, tmp_path: Path) -> None:
+@contextmanager
+def claude(tmp_path: Path, script: Callable[[Path], list[Any]]) -> Iterator[tuple[Path, str]]:
+    """A fake Anthropic server playing ``script(cwd)``; cell lines that make ``o``, the options."""
     home, cwd = tmp_path / "home", tmp_path / "repo"
     home.mkdir()
     cwd.mkdir()
-    script = [[Use("w1", "Write", {"file_path": str(cwd / "a.txt"), "content": "hi\n"})]]
-    fe.responder = lambda card: ALLOW
-    with AgentServer(script) as server:
+    with AgentServer(script(cwd)) as server:
         env = {
             "ANTHROPIC_BASE_URL": server.url,
             "ANTHROPIC_API_KEY": "test",
             "HOME": str(home),
             "CLAUDE_CONFIG_DIR": str(home / ".claude"),
             "ENABLE_TOOL_SEARCH": "false",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         }
+        yield (
+            cwd,
+            (
+                "from claude_agent_sdk import ClaudeAgentOptions\n"
+                f"o = ClaudeAgentOptions(cwd={str(cwd)!r}, env={env!r}, setting_sources=[],"
+                " model='claude-sonnet-4-5')\n"
+            ),
+        )
+
+
+def write(cwd: Path) -> list[Any]:
+    return [[Use("w1", "Write", {"file_path": str(cwd / "a.txt"), "content": "hi\n"})]]
+
+
+def sleep(cwd: Path) -> list[Any]:
+    return [[Use("b1", "Bash", {"command": "echo waiting; sleep 30", "description": "wait"})]]
+
+
+@pytest.mark.parametrize("how", ["run", "arun"])
+def test_claude_agent_cell_allows_a_write(fe: Frontend, tmp_path: Path, how: str) -> None:
+    fe.responder = lambda card: ALLOW
+    call = f"{'await ' if how == 'arun' else ''}claude_agent.{how}(o, 'go', interaction=widget())"
+    with claude(tmp_path, write) as (cwd, options):
         reply, out = fe.run(
-            "from claude_agent_sdk import ClaudeAgentOptions\n"
-            f"o = ClaudeAgentOptions(cwd={str(cwd)!r}, env={env!r}, setting_sources=[],"
-            " model='claude-sonnet-4-5')\n"
-            "res = claude_agent.run(o, 'go', interaction=widget())\n"
-            "report(res, said=res.calls[0].result)",
-            timeout=120,
+            f"{options}res = {call}\nreport(res, said=res.calls[0].result)", timeout=120
         )
     assert reply["status"] == "ok", reply
     result = result_of(out)
@@ -174,3 +194,57 @@ def test_claude_agent_sync_cell_allows_a_write(fe: Frontend, tmp_path: Path) -> 
     assert (cwd / "a.txt").read_text() == "hi\n"
     [widget] = fe.widgets.values()
     assert widget.cards["w1"]["question"]["answer"]["by"] == "person"
+
+
+def test_claude_agent_background_turn_denied(fe: Frontend, tmp_path: Path) -> None:
+    with claude(tmp_path, write) as (cwd, options):
+        reply, out = fe.run(
+            f"{options}turn = claude_agent.start(o, 'go', interaction=widget())\nprint('STARTED')"
+        )
+        assert (reply["status"], out) == ("ok", "STARTED\n"), reply
+        fe.drive(lambda: fe.open_question() is not None, 60, "the open question")
+        waiting = fe.execute("res = turn.result(timeout=60)\nreport(res, said=res.calls[0].error)")
+        card = fe.open_question()
+        assert card is not None
+        answer = {"type": "answer", "question_id": card["question"]["id"], **DENY}
+        fe.answer(next(iter(fe.widgets)), answer)
+        assert fe.wait_reply(waiting, 90)["content"]["status"] == "ok"
+    result = result_of(fe.stdout(waiting))
+    assert calls(result) == [("Write", "failed", "denied")]
+    assert "not now" in result["told"]
+    assert not (cwd / "a.txt").exists()
+
+
+CLIS_GONE = """
+import os, time, psutil
+def clis():
+    return [p.pid for p in psutil.Process(os.getpid()).children(recursive=True)
+            if "claude" in " ".join(p.cmdline()) and p.status() != psutil.STATUS_ZOMBIE]
+deadline = time.monotonic() + 2 * claude_agent.TEARDOWN_TIMEOUT
+while clis() and time.monotonic() < deadline:
+    time.sleep(0.1)
+print("CLIS", clis())
+"""
+"""Waits (within a bound) for the kernel's Claude CLI processes to end, and prints those left."""
+
+
+@pytest.mark.parametrize(
+    ("how", "ename"), [("run", "KeyboardInterrupt"), ("arun", "CancelledError")]
+)
+def test_claude_agent_interrupt_ends_the_cli(
+    fe: Frontend, tmp_path: Path, how: str, ename: str
+) -> None:
+    fe.responder = lambda card: ALLOW
+    call = f"{'await ' if how == 'arun' else ''}claude_agent.{how}(o, 'go', interaction=widget())"
+    with claude(tmp_path, sleep) as (_, options):
+        msg_id = fe.execute(f"{options}report({call}, said='')")
+
+        def running() -> dict[str, Any] | None:
+            return next((c for c in fe.cards() if c["status"] == "in_progress"), None)
+
+        fe.drive(lambda: running() is not None, 90, "the running card")
+        fe.km.interrupt_kernel()
+        reply = fe.wait_reply(msg_id, 30)["content"]
+    assert (reply["status"], reply.get("ename")) == ("error", ename), reply
+    reply, out = fe.run(CLIS_GONE, timeout=30)
+    assert (reply["status"], out) == ("ok", "CLIS []\n")

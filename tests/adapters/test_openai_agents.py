@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 from agents import Agent, WebSearchTool, function_tool, handoff, set_tracing_disabled
+from agents.mcp import MCPServerStdio
 from agents.testing import ModelStep
 from openai.types.responses import (
     Response,
@@ -27,6 +30,7 @@ from .helpers import (
     DENIED,
     REFUSED,
     Person,
+    asked,
     finals,
     one_at_a_time,
     recorded,
@@ -267,3 +271,31 @@ def test_arun_and_start(how: str) -> None:
     else:
         result = openai_agents.start(agent(script), "go", interaction=rec).result(timeout=30)
     assert told(result) == {"w1": "wrote hi"}
+
+
+PROGRESS_SERVER = str(Path(__file__).parent.parent / "servers" / "progress_server.py")
+
+
+def test_mcp_tools_are_asked_and_the_card_names_their_server() -> None:
+    server = MCPServerStdio(
+        name="progress",
+        params={"command": sys.executable, "args": [PROGRESS_SERVER]},
+        client_session_timeout_seconds=30,
+    )
+    script = [
+        [ToolCall("echo", {"text": "hi"}, "e1"), ToolCall("peek", {"key": "a"}, "p1")],
+        ["Done."],
+    ]
+    rec, _ = recorded(Person(deny={"peek": "no peeking"}))
+    result = openai_agents.run(agent(script, tools=[], mcp_servers=[server]), "go", interaction=rec)
+    assert steps(rec) == {"e1": ALLOWED, "p1": DENIED}
+    requests = {r["tool_call_id"]: r for r in asked(rec)}
+    assert {i: (r["server"], r["kind"]) for i, r in requests.items()} == {
+        "e1": ("progress", "other"),
+        "p1": ("progress", "read"),
+    }
+    assert "hi" in told(result)["e1"]
+    assert "no peeking" in told(result)["p1"]
+    assert told(result)["p1"] == result.calls[1].error
+    assert server.session is None, "the run closes the server it connected"
+    assert result.text == "Done."

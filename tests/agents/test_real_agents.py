@@ -4,12 +4,16 @@ Each agent (installed by ``scripts/setup.sh`` from ``tests/agents/package.json``
 runs against a fake model server of its provider on 127.0.0.1, in a fresh home.
 The model asks to write a file and to run a command; the test's interaction
 records what each permission request showed and answers Allow or Deny. Cancel
-stops a running command and leaves none of the agent's processes behind.
+stops a running command and leaves none of the agent's processes behind. A
+read-only command runs under the agent's own rules (``decided_by="agent"``), an
+expired question answers ``cancelled``, and an agent killed mid-turn fails the
+turn with an error naming it.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -30,6 +34,7 @@ from servers.agent_models import (
     WriteFile,
 )
 
+from mead_notebook import TurnError
 from mead_notebook.adapters import acp
 from mead_notebook.calls import Call
 from mead_notebook.interaction import (
@@ -104,10 +109,13 @@ class Rig:
 
 
 @pytest.fixture(params=AGENTS)
-def rig(request: pytest.FixtureRequest, tmp_path: Path) -> Rig:
+def rig(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Rig:
     name: str = request.param
     if not (BIN / EXECUTABLES[name]).exists():
         pytest.fail(f"{name} is not installed: run scripts/setup.sh (npm ci in tests/agents)")
+    if name == "claude":
+        # As in some containers: the claude preset must keep it from the agent.
+        monkeypatch.setenv("IS_SANDBOX", "yes")
     return Rig(name, tmp_path)
 
 
@@ -154,6 +162,7 @@ def test_allow_writes_the_file_after_showing_its_diff(rig: Rig) -> None:
     assert target.read_text() == "hello\n"
     [call] = result.calls
     assert (call.status, call.kind) == ("completed", "edit"), call
+    assert result.text.endswith("Done."), result.text  # the model's last words, streamed
 
 
 def test_deny_leaves_the_file_unwritten(rig: Rig) -> None:
@@ -178,6 +187,7 @@ def test_allow_runs_the_command_after_showing_it(rig: Rig) -> None:
     [asked] = person.requests
     assert asked.get("kind") == "execute", asked
     assert shows_command(asked, command), repr(list(asked.items()))
+    assert command in (asked.get("title") or ""), repr(list(asked.items()))
     if rig.name != "gemini":  # Gemini's request carries no input to make a terminal from
         assert terminal_shows(asked, command), repr(list(asked.items()))
     assert (rig.cwd / "ran.txt").exists()
@@ -250,3 +260,49 @@ def test_cancel_stops_a_running_command_and_leaves_no_process(rig: Rig) -> None:
     assert gone([sleeper]) == [], "the command outlived the cancel"
     assert gone(group) == [], "a process of the agent outlived the cancel"
     assert stopped < 30
+
+
+def test_a_command_the_agent_runs_without_asking_says_agent(rig: Rig) -> None:
+    """``ls`` is read-only: each agent's own rules run it without a question."""
+    person = Person(allow)
+    (rig.cwd / "seen.txt").write_text("x")
+    with rig.server(RunCommand("ls")) as server:
+        result = acp.run(rig.agent(server), "List", interaction=person, cwd=rig.cwd)
+    assert person.requests == []
+    [call] = result.calls
+    assert (call.status, call.decided_by) == ("completed", "agent"), call
+    assert call.kind == ("search" if rig.name == "codex" else "execute"), call  # Codex: a listing
+    ran = [u for u in person.updates if u.get("status") == "in_progress"]
+    assert [u.get("decided_by") for u in ran] == ["agent"], ran
+
+
+def test_an_expired_question_answers_cancelled_and_nothing_runs(rig: Rig) -> None:
+    person = Person(lambda request: Deny("expired"))
+    with rig.server(RunCommand("touch ran.txt")) as server:
+        result = acp.run(rig.agent(server), "Run it", interaction=person, cwd=rig.cwd)
+    assert len(person.requests) == 1
+    assert not (rig.cwd / "ran.txt").exists()
+    [call] = result.calls
+    assert call.status != "completed", call
+    assert call.outcome in ("expired", "interrupted"), call
+
+
+def test_an_agent_killed_mid_turn_fails_the_turn_naming_it(rig: Rig) -> None:
+    conversation: Any = None
+
+    def kill_the_agent(request: Request) -> Allow | Deny:
+        os.killpg(conversation.process.pid, signal.SIGKILL)
+        time.sleep(0.5)
+        return Allow()
+
+    person = Person(kill_the_agent)
+    with rig.server(RunCommand("touch ran.txt")) as server:
+        conversation = acp.session(rig.agent(server), cwd=rig.cwd)
+        try:
+            with pytest.raises(TurnError) as raised:
+                conversation.run("Run it", interaction=person)
+        finally:
+            conversation.close()
+    message = str(raised.value)
+    assert f"{rig.name} exited with code -9 during the turn" in message, message
+    assert not (rig.cwd / "ran.txt").exists()

@@ -7,7 +7,7 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from mead_notebook.notebook.waiting.views import PING_EVERY
+from mead_notebook.notebook.waiting.views import Timing
 
 from .conftest import Latencies
 from .pages import NotebookPage
@@ -29,7 +29,8 @@ def test_a_closed_tab_reopened_gets_the_waiting_question(
     # kernel to find nobody there and announce the widget again, more than once.
     context = lab.page.context
     lab.page.close()
-    time.sleep(2 * PING_EVERY + 6)
+    timing = Timing()
+    time.sleep(timing.ping_every + timing.answer_within + 2 * timing.announce_every + 1)
     lab.page = context.new_page()
     lab.page.goto(lab.server.page_url(f"{lab.name}.ipynb"))
     reopened = time.monotonic()

@@ -10,11 +10,12 @@ must then end normally.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from mead_notebook.notebook.waiting.views import ANSWER_WITHIN, PING_EVERY
+from mead_notebook.notebook.waiting.views import Timing
 
 from .cells import SYNC_TURN, calls_of, next_cell_runs, result_of
 from .frontend import Frontend
@@ -26,6 +27,26 @@ BACKGROUND_TURN = "turn = permission_router().start('go', interaction=widget())"
 VIEW = "application/vnd.jupyter.widget-view+json"
 SLACK = 3.0
 """Time allowed beyond the ping schedule for the kernel to act (seconds)."""
+FAST = Timing(ping_every=0.6, answer_within=0.3, announce_every=0.6)
+"""The timing of most scenarios here; one keeps the default (``Timing()``)."""
+
+
+@pytest.fixture
+def timing(fe: Frontend, request: pytest.FixtureRequest) -> Iterator[Timing]:
+    """The kernel's timing of the checks on views for one scenario (FAST unless given)."""
+    chosen: Timing = getattr(request, "param", FAST)
+    set_in_kernel(fe, chosen)
+    yield chosen
+    set_in_kernel(fe, Timing())
+
+
+def set_in_kernel(fe: Frontend, timing: Timing) -> None:
+    reply, _ = fe.run(
+        "from mead_notebook.notebook.waiting import views\n"
+        f"views.set_timing(views.Timing({timing.ping_every!r}, {timing.answer_within!r}, "
+        f"{timing.announce_every!r}))"
+    )
+    assert reply["status"] == "ok", reply
 
 
 def open_card(state: dict[str, Any]) -> dict[str, Any] | None:
@@ -61,15 +82,19 @@ def republished(fe: Frontend, model_id: str) -> bool:
 
 
 @pytest.mark.parametrize(
-    ("cell", "how"),
+    ("cell", "how", "timing"),
     [
-        pytest.param(SYNC_TURN, "silent", id="sync-vanishes"),
-        pytest.param(ASYNC_TURN, "silent", id="async-vanishes"),
-        pytest.param(BACKGROUND_TURN, "silent", id="background-vanishes"),
-        pytest.param(SYNC_TURN, "goodbye", id="sync-says-goodbye"),
+        pytest.param(SYNC_TURN, "silent", FAST, id="sync-vanishes"),
+        pytest.param(ASYNC_TURN, "silent", FAST, id="async-vanishes"),
+        pytest.param(BACKGROUND_TURN, "silent", FAST, id="background-vanishes"),
+        pytest.param(SYNC_TURN, "goodbye", FAST, id="sync-says-goodbye"),
+        pytest.param(SYNC_TURN, "silent", Timing(), id="sync-vanishes-default-timing"),
     ],
+    indirect=["timing"],
 )
-def test_a_view_that_comes_back_gets_the_open_question(fe: Frontend, cell: str, how: str) -> None:
+def test_a_view_that_comes_back_gets_the_open_question(
+    fe: Frontend, timing: Timing, cell: str, how: str
+) -> None:
     msg_id = fe.execute(cell)
     fe.drive(lambda: fe.open_question() is not None, 30, "the open question")
     first = next(iter(fe.widgets))
@@ -79,8 +104,9 @@ def test_a_view_that_comes_back_gets_the_open_question(fe: Frontend, cell: str, 
         fe.send_custom(first, {"type": "gone"})
     gone_at = time.monotonic()
     fe.widgets.clear()
-    # Silent: the next ping goes out within PING_EVERY and is found unanswered one later.
-    budget = (ANSWER_WITHIN if how == "goodbye" else 2 * PING_EVERY) + SLACK
+    # Silent: the next ping goes out within ping_every and is found unanswered
+    # answer_within later; after a goodbye the ping goes out at once.
+    budget = timing.answer_within + (0.0 if how == "goodbye" else timing.ping_every) + SLACK
     comm_id, card = announced_again(fe, budget)
     waited = time.monotonic() - gone_at
     assert comm_id == first, "the widget comes back under the id its output names"
@@ -105,13 +131,15 @@ def test_a_view_that_comes_back_gets_the_open_question(fe: Frontend, cell: str, 
     next_cell_runs(fe)
 
 
-def test_a_view_that_stays_is_pinged_and_nothing_is_announced(fe: Frontend) -> None:
+@pytest.mark.parametrize("timing", [Timing()], ids=["default-timing"], indirect=True)
+def test_a_view_that_stays_is_pinged_and_nothing_is_announced(fe: Frontend, timing: Timing) -> None:
     msg_id = fe.execute(SYNC_TURN)
     fe.drive(lambda: fe.open_question() is not None, 30, "the open question")
     comm_id = next(iter(fe.widgets))
     opens_before = sum(1 for m in fe.iopub if m["msg_type"] == "comm_open")
-    until = time.monotonic() + 2 * PING_EVERY + 1
-    fe.drive(lambda: time.monotonic() >= until, 3 * PING_EVERY, "two pings")
+    every = timing.ping_every
+    until = time.monotonic() + 2 * every + 1
+    fe.drive(lambda: time.monotonic() >= until, 3 * every + SLACK, "two pings")
     pings = [c for c in fe.widgets[comm_id].custom if c.get("type") == "ping"]
     assert len(pings) >= 2, pings
     assert sum(1 for m in fe.iopub if m["msg_type"] == "comm_open") == opens_before

@@ -67,8 +67,6 @@ def launch(name: str, server_url: str, root: Path) -> Launch:
             "DISABLE_ERROR_REPORTING": "1",
             "DISABLE_BUG_COMMAND": "1",
             "ENABLE_TOOL_SEARCH": "false",
-            # Set (to anything) in some containers, it makes Claude Code end at session/new.
-            "IS_SANDBOX": "",
         }
     elif name == "codex":
         codex_home = home / ".codex"
@@ -79,7 +77,6 @@ def launch(name: str, server_url: str, root: Path) -> Launch:
                     'model = "gpt-5.5"',
                     'model_provider = "fake"',
                     'approval_policy = "untrusted"',
-                    'sandbox_mode = "danger-full-access"',
                     "check_for_update_on_startup = false",
                     "[analytics]",
                     "enabled = false",

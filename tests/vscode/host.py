@@ -274,7 +274,7 @@ class VSCodeHost:
             for msg_id, index in self.displays.get(display_id, []):
                 target = self.cells[msg_id].outputs[index]
                 target["data"], target["metadata"] = content["data"], content.get("metadata", {})
-                self._show(msg_id)
+                self._show(msg_id, redraw=[index])
             return
         if cell is None:
             return
@@ -301,11 +301,12 @@ class VSCodeHost:
             cell.outputs.clear()
             self._show(parent)
 
-    def _show(self, msg_id: str) -> None:
+    def _show(self, msg_id: str, redraw: list[int] | None = None) -> None:
+        """The cell's outputs to the page; those at ``redraw`` were replaced by the kernel."""
         outputs = [
             {k: v for k, v in o.items() if k != "displayed_at"} for o in self.cells[msg_id].outputs
         ]
-        self._to_page("show", msg_id, outputs)
+        self._to_page("show", msg_id, outputs, redraw or [])
 
     # -- what the page did -----------------------------------------------------------
 

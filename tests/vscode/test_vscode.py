@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -75,7 +76,8 @@ def write_loads() -> None:
                 "what": "from the kernel's display of the first widget of a fresh kernel to the "
                 "page's first 'rendered' message, in the VS Code host (script-source round "
                 "trip and a 1 s offline CDN check included); vscode_reopen_to_question: from "
-                "a reopened editor's new webview to the waiting question shown in it",
+                "a reopened editor's new webview to the waiting question shown in it "
+                "(reopened so many seconds after the question was shown)",
                 "tests": dict(sorted(LOADS.items())),
             },
             indent=2,
@@ -114,21 +116,19 @@ def allow_and_check(host: VSCodeHost, msg_id: str, latencies: Latencies, test: s
     latencies.measure(Clicks(host), f"{test}_{host.version}", ("Allow",), "TOOL")  # type: ignore[arg-type]
 
 
-def test_allow_in_a_sync_cell(host: VSCodeHost, latencies: Latencies) -> None:
+@pytest.mark.parametrize(
+    ("cell", "test"),
+    [
+        pytest.param(ALLOW_SYNC, "vscode_sync_allow", id="sync"),
+        pytest.param(ASYNC_ALLOW, "vscode_async_allow", id="async"),
+    ],
+)
+def test_allow_in_a_cell(host: VSCodeHost, latencies: Latencies, cell: str, test: str) -> None:
     host.run(PRELUDE)
-    msg_id = host.execute(ALLOW_SYNC)
-    allow_and_check(host, msg_id, latencies, "vscode_sync_allow")
+    msg_id = host.execute(cell)
+    allow_and_check(host, msg_id, latencies, test)
     assert "RESULT completed saved note: hello" in host.cells[msg_id].stdout
-    record_load(host, "vscode_sync_allow")
-    what_vscode_sends(host)
-
-
-def test_allow_in_an_async_cell(host: VSCodeHost, latencies: Latencies) -> None:
-    host.run(PRELUDE)
-    msg_id = host.execute(ASYNC_ALLOW)
-    allow_and_check(host, msg_id, latencies, "vscode_async_allow")
-    assert "RESULT completed saved note: hello" in host.cells[msg_id].stdout
-    record_load(host, "vscode_async_allow")
+    record_load(host, test)
     what_vscode_sends(host)
 
 
@@ -149,23 +149,43 @@ def test_allow_a_background_turn(host: VSCodeHost, latencies: Latencies) -> None
     what_vscode_sends(host)
 
 
-def test_a_reopened_editor_gets_the_waiting_question(
-    host: VSCodeHost, latencies: Latencies
-) -> None:
-    host.run(PRELUDE)
-    msg_id = host.execute(CHOICE_SYNC)
-    tea = lambda: turn(host).get_by_label("Green tea")  # noqa: E731
-    host.drive(lambda: visible(tea()), QUESTION_TIMEOUT, "the question")
-    # Close the editor and open it again: a new webview, no widget restored, nothing
-    # said to the kernel. The output first falls back to its next MIME type.
+REOPEN_AFTER = (0.0, 0.5, 1.0, 1.5)
+"""Seconds after the question is shown that the editor is reopened, once each: the
+reopen falls at other points of the kernel's ping schedule."""
+
+
+def pause(host: VSCodeHost, seconds: float) -> None:
+    """Keep serving the page and the kernel for ``seconds``."""
+    until = time.monotonic() + seconds
+    host.drive(lambda: time.monotonic() >= until, seconds + 5, f"{seconds} s")
+
+
+def reopen_editor(host: VSCodeHost, shown: Callable[[], bool]) -> float:
+    """Close the editor and open it again; return seconds until ``shown()`` holds."""
+    # A new webview, no widget restored, nothing said to the kernel. The output
+    # first falls back to its next MIME type.
     host.open_webview()
     reopened = time.monotonic()
     assert host.page is not None
     assert host.page.locator(".vsc-widget").count() == 0
     fallback = host.page.locator(".vsc-html, .vsc-plain")
     assert fallback.count() >= 1, host.page.content()[:2000]
-    host.drive(lambda: visible(tea()), 30, "the question in the reopened editor")
-    back = time.monotonic() - reopened
+    host.drive(shown, 30, "the question in the reopened editor")
+    return time.monotonic() - reopened
+
+
+def test_a_reopened_editor_gets_the_waiting_question(
+    host: VSCodeHost, latencies: Latencies
+) -> None:
+    host.run(PRELUDE)
+    msg_id = host.execute(CHOICE_SYNC)
+    tea = lambda: turn(host).get_by_label("Green tea")  # noqa: E731
+    shown = lambda: visible(tea())  # noqa: E731
+    host.drive(shown, QUESTION_TIMEOUT, "the question")
+    backs = []
+    for delay in REOPEN_AFTER:
+        pause(host, delay)
+        backs.append(reopen_editor(host, shown))
     tea().check()
     button(host, "Submit").click()
     host.drive(lambda: host.done(msg_id), 30, "the cell's end")
@@ -175,6 +195,7 @@ def test_a_reopened_editor_gets_the_waiting_question(
     latencies.measure(
         Clicks(host), f"vscode_reopened_choice_{host.version}", ("Submit",), "UNBLOCKED"
     )  # type: ignore[arg-type]
-    LOADS[f"vscode_reopen_to_question_{host.version}"] = round(back * 1000, 1)
+    for delay, back in zip(REOPEN_AFTER, backs, strict=True):
+        LOADS[f"vscode_reopen_to_question_{host.version}_after_{delay:g}s"] = round(back * 1000, 1)
     write_loads()
     what_vscode_sends(host)

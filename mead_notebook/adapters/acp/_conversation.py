@@ -219,7 +219,7 @@ class Conversation:
         conn = acp.connect_to_agent(
             cast(Any, self.client),
             process.proc.stdin,
-            process.proc.stdout,
+            process.stdout,
             use_unstable_protocol=True,
         )
         opening = asyncio.ensure_future(self._open(conn))

@@ -70,7 +70,13 @@ def kind_of(kind: str | None) -> ToolKind | None:
 
 
 def tool_name(meta: dict[str, Any] | None, title: str | None, kind: str | None) -> str:
-    """A call's tool name: from ``_meta`` (Claude: ``claudeCode.toolName``), else its title."""
+    """A call's tool name: from ``_meta`` (Claude: ``claudeCode.toolName``), else its ACP kind.
+
+    ACP has no tool-name field; Codex and Gemini name the call only in its title
+    (the command, the file), which stays the call's title. A call of kind
+    ``other`` (or none) is named by its title, so a rule made for it matches no
+    other kind of call.
+    """
     for value in (meta or {}).values():
         if isinstance(value, dict):
             name = value.get("toolName")
@@ -78,6 +84,8 @@ def tool_name(meta: dict[str, Any] | None, title: str | None, kind: str | None) 
                 return name
     if isinstance((meta or {}).get("toolName"), str) and (meta or {})["toolName"]:
         return str((meta or {})["toolName"])
+    if kind in KINDS and kind != "other":
+        return str(kind)
     if title:
         return title
     return kind or "tool"

@@ -6,13 +6,21 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from mead_notebook.errors import MeadError
 
-__all__ = ["PRESETS", "AgentNotFoundError", "AgentSpec", "Preset", "agent", "scripted_agent"]
+__all__ = [
+    "PRESETS",
+    "AgentNotFoundError",
+    "AgentSpec",
+    "Preset",
+    "agent",
+    "codex_sandbox",
+    "scripted_agent",
+]
 
 
 class AgentNotFoundError(MeadError, FileNotFoundError):
@@ -27,14 +35,42 @@ class Preset:
     package: str
     args: tuple[str, ...] = ()
     mode: str | None = None
+    unset: tuple[str, ...] = ()
+    """Variables of the kernel's environment the agent does not inherit (``env=`` still sets
+    them)."""
+    settings: Callable[[str | None], tuple[str, ...]] | None = None
+    """More arguments, chosen for the agent's ``PATH``."""
+
+
+def codex_sandbox(path: str | None) -> tuple[str, ...]:
+    """Codex's ``sandbox_mode`` for this ``PATH``: ``workspace-write`` where bubblewrap
+    (``bwrap``, Codex's Linux sandbox) is found, else ``danger-full-access``.
+
+    Without bubblewrap every command Codex runs in its sandbox fails, even once
+    allowed. Under the ``untrusted`` approval policy Codex asks before every
+    command but the read-only ones it knows (``ls``, ``cat``) in either mode, and
+    writes its patches in the session's ``cwd`` in either mode.
+    """
+    found = shutil.which("bwrap", path=path) is not None
+    return ("-c", f'sandbox_mode="{"workspace-write" if found else "danger-full-access"}"')
 
 
 PRESETS: dict[str, Preset] = {
     # Its default mode may be ``auto`` (commands run without asking): ask for ``default``.
-    "claude": Preset("claude-agent-acp", "@zed-industries/claude-agent-acp", mode="default"),
+    # ``IS_SANDBOX`` (set in some containers) makes it offer a bypass mode as root, which
+    # Claude Code then refuses unless the value is exactly "1": session/new fails.
+    "claude": Preset(
+        "claude-agent-acp",
+        "@zed-industries/claude-agent-acp",
+        mode="default",
+        unset=("IS_SANDBOX",),
+    ),
     # With default settings Codex runs commands without asking anyone.
     "codex": Preset(
-        "codex-acp", "@zed-industries/codex-acp", args=("-c", 'approval_policy="untrusted"')
+        "codex-acp",
+        "@zed-industries/codex-acp",
+        args=("-c", 'approval_policy="untrusted"'),
+        settings=codex_sandbox,
     ),
     "gemini": Preset("gemini", "@google/gemini-cli", args=("--acp",), mode="default"),
 }
@@ -45,10 +81,11 @@ PRESETS: dict[str, Preset] = {
 class AgentSpec:
     """How to start one ACP agent: ``command``, extra ``env`` and the session ``mode`` to set.
 
-    The agent sees the kernel's environment plus ``env``. ``mode`` None leaves the
-    agent's own. ``forward_always`` True answers "Allow" with the agent's own
-    allow-always option (which the agent may remember, some on disk); by default
-    every Allow answers allow-once and "Allow always" stays the widget's rule.
+    The agent sees the kernel's environment, less the names in ``unset``, plus
+    ``env``. ``mode`` None leaves the agent's own. ``forward_always`` True answers
+    "Allow" with the agent's own allow-always option (which the agent may remember,
+    some on disk); by default every Allow answers allow-once and "Allow always"
+    stays the widget's rule.
     """
 
     name: str
@@ -57,10 +94,12 @@ class AgentSpec:
     mode: str | None = None
     forward_always: bool = False
     package: str | None = None
+    unset: tuple[str, ...] = ()
 
     def environment(self) -> dict[str, str]:
-        """The agent's environment: the kernel's, plus :attr:`env`."""
-        return {**os.environ, **self.env}
+        """The agent's environment: the kernel's less :attr:`unset`, plus :attr:`env`."""
+        inherited = {k: v for k, v in os.environ.items() if k not in self.unset}
+        return {**inherited, **self.env}
 
 
 def agent(
@@ -111,13 +150,15 @@ def agent(
             f"{preset}: {program!r} was not found on PATH; install it with "
             f"`npm install -g {known.package}` (or pass executable='/path/to/{known.executable}')"
         )
+    chosen = known.settings(extra.get("PATH", os.environ.get("PATH"))) if known.settings else ()
     return AgentSpec(
         name or str(preset),
-        (found, *known.args, *(str(a) for a in args)),
+        (found, *known.args, *chosen, *(str(a) for a in args)),
         extra,
         mode if mode is not None else known.mode,
         forward_always,
         known.package,
+        known.unset,
     )
 
 

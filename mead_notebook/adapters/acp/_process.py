@@ -1,4 +1,4 @@
-"""The agent's process: started in a session of its own, its stderr kept, its group killed."""
+"""The agent's process: started in a session of its own, its stderr kept, its tree killed."""
 
 from __future__ import annotations
 
@@ -9,6 +9,10 @@ import logging
 import os
 import signal
 from collections.abc import Mapping, Sequence
+
+import psutil
+
+from ._inbound import Inbound
 
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
@@ -23,7 +27,11 @@ TAIL_LINES = 40
 
 
 class AgentProcess:
-    """One running agent; :meth:`kill` ends its whole process group, children too."""
+    """One running agent; :meth:`kill` ends its process group and every descendant.
+
+    A descendant may leave the group (a command an agent starts in a session of its
+    own): the tree is read before the first signal, while they are still its children.
+    """
 
     def __init__(self, proc: asyncio.subprocess.Process, name: str) -> None:
         self.proc = proc
@@ -31,6 +39,13 @@ class AgentProcess:
         self.pid = proc.pid
         self._tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
         self._reader = asyncio.ensure_future(self._read_stderr())
+        assert proc.stdout is not None
+        self._inbound = Inbound(proc.stdout, name, STDIO_LIMIT)
+
+    @property
+    def stdout(self) -> asyncio.StreamReader:
+        """The agent's messages, less the malformed ``session/update`` notifications."""
+        return self._inbound.reader
 
     @classmethod
     async def spawn(
@@ -73,17 +88,23 @@ class AgentProcess:
         return "\n".join(self._tail)
 
     async def kill(self) -> None:
-        """SIGTERM the group, then SIGKILL whatever is left after :data:`TERM_GRACE`."""
-        self._signal(signal.SIGTERM)
+        """SIGTERM the group and the tree, then SIGKILL what is left after :data:`TERM_GRACE`."""
+        tree = self._descendants()
+        self._signal(signal.SIGTERM, tree)
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self.proc.wait(), TERM_GRACE)
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(
+                asyncio.to_thread(psutil.wait_procs, tree, TERM_GRACE), 2 * TERM_GRACE
+            )
         # The leader may be gone while its children hold the group.
-        self._signal(signal.SIGKILL)
+        self._signal(signal.SIGKILL, tree)
         try:
             await asyncio.wait_for(self.proc.wait(), TERM_GRACE)
         except asyncio.TimeoutError:
             log.error("%s (pid %s) did not exit after SIGKILL", self.name, self.pid)
         self._reader.cancel()
+        self._inbound.close()
 
     async def close(self, timeout: float = 2.0) -> None:
         """Close stdin and let the agent exit on its own for ``timeout`` s, then :meth:`kill`."""
@@ -93,6 +114,16 @@ class AgentProcess:
             await asyncio.wait_for(self.proc.wait(), timeout)
         await self.kill()
 
-    def _signal(self, sig: int) -> None:
+    def _descendants(self) -> list[psutil.Process]:
+        try:
+            return psutil.Process(self.pid).children(recursive=True)
+        except psutil.Error:
+            return []
+
+    def _signal(self, sig: int, tree: list[psutil.Process]) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, sig)
+        for proc in tree:
+            # psutil checks that the pid still names the same process before signalling.
+            with contextlib.suppress(psutil.Error):
+                proc.send_signal(sig)

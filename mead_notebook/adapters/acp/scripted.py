@@ -9,6 +9,7 @@ list of steps per prompt::
     {"spawn": "pidfile"}  start a child process that sleeps, write its pid there
     {"crash": "message", "code": 3}   write to stderr and exit
     {"stop": "max_tokens"}   end the turn with this stop reason
+    {"raw": {...}}   a ``session/update`` with this update, sent unvalidated
 
 A call: ``id``, ``title``, ``kind``, ``input`` (rawInput), ``meta`` (``_meta``),
 ``diff`` ``{path, old, new}``, ``command``, ``locations``; ``ask`` (request
@@ -188,6 +189,10 @@ class _Scripted:
             os._exit(int(step.get("code", 3)))
         elif "stop" in step:
             return str(step["stop"])
+        elif "raw" in step:
+            # As sent, malformed or not: the connection's own sender does not validate.
+            params = {"sessionId": session_id, "update": step["raw"]}
+            await self.conn._conn.send_notification("session/update", params)
         elif "ask" in step:
             return await self.elicit(session_id, step["ask"])
         elif "call" in step:

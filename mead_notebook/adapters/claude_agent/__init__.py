@@ -14,9 +14,15 @@
 
 Every call asks through the interaction, those Claude Code's own rules would run
 without asking included (a ``PreToolUse`` hook answers ``ask``); the
-interaction's policy decides what reaches the person. A denial's message
+interaction's policy decides what reaches the person. The tools of in-process
+MCP servers (``create_sdk_mcp_server``) are checked against their schemas
+before anyone is asked and again after an edit, and their annotations give
+their kinds (read-only: ``read``, destructive: ``delete``). A denial's message
 reaches the model verbatim; edited arguments are the approved input.
-``AskUserQuestion`` becomes the widget's questions. Cancel on a card interrupts
+``AskUserQuestion`` becomes the widget's questions; ``ask_user_server()`` adds
+the ``ask_user`` tool (give it in ``mcp_servers``). ``kinds`` says what tools do
+by name, where Claude Code's own names do not (``{"mcp__files__rm": "delete"}``).
+Cancel on a card interrupts
 the whole turn (Claude Code cannot stop one of its tools alone); a kernel
 interrupt interrupts the client and ends the CLI process within
 ``TEARDOWN_TIMEOUT`` seconds.
@@ -28,21 +34,41 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from ..base import AgentResult, missing_extra
 
 try:
-    from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, HookMatcher, ResultMessage
+    from claude_agent_sdk import (
+        ClaudeAgentOptions,
+        ClaudeSDKClient,
+        HookMatcher,
+        McpSdkServerConfig,
+        ResultMessage,
+        create_sdk_mcp_server,
+        tool,
+    )
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise ImportError(missing_extra("claude_agent", "claude-agent")) from exc
 
+from mead_notebook import ask_user
+from mead_notebook.interaction import ToolKind
 from mead_notebook.turn import Turn
 
 from ..base import Session
-from ._gate import Gate, call_soon
+from ._catalog import sdk_tools
+from ._gate import ASK_USER_SERVER, Gate, call_soon
 
-__all__ = ["TEARDOWN_TIMEOUT", "AgentResult", "arun", "run", "start"]
+__all__ = [
+    "ASK_USER_SERVER",
+    "TEARDOWN_TIMEOUT",
+    "AgentResult",
+    "arun",
+    "ask_user_server",
+    "run",
+    "start",
+]
 
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
@@ -52,25 +78,37 @@ TEARDOWN_TIMEOUT = 5.0
 
 
 def run(
-    options: ClaudeAgentOptions | None, prompt: str, *, interaction: object = None
+    options: ClaudeAgentOptions | None,
+    prompt: str,
+    *,
+    interaction: object = None,
+    kinds: Mapping[str, ToolKind] | None = None,
 ) -> AgentResult:
     """Run one Claude Code turn on ``prompt`` and wait for it.
 
     A kernel interrupt stops the turn and propagates; a failed run raises
     ``TurnError`` (its ``result`` holds what the run produced).
     """
-    return start(options, prompt, interaction=interaction).result()
+    return start(options, prompt, interaction=interaction, kinds=kinds).result()
 
 
 async def arun(
-    options: ClaudeAgentOptions | None, prompt: str, *, interaction: object = None
+    options: ClaudeAgentOptions | None,
+    prompt: str,
+    *,
+    interaction: object = None,
+    kinds: Mapping[str, ToolKind] | None = None,
 ) -> AgentResult:
     """Run one turn in its own thread and await it (for async cells)."""
-    return await start(options, prompt, interaction=interaction)
+    return await start(options, prompt, interaction=interaction, kinds=kinds)
 
 
 def start(
-    options: ClaudeAgentOptions | None, prompt: str, *, interaction: object = None
+    options: ClaudeAgentOptions | None,
+    prompt: str,
+    *,
+    interaction: object = None,
+    kinds: Mapping[str, ToolKind] | None = None,
 ) -> Turn[AgentResult]:
     """Start one turn in a thread of its own and return its handle at once."""
     given = options if options is not None else ClaudeAgentOptions()
@@ -90,7 +128,8 @@ def start(
     cwd = str(given.cwd) if given.cwd is not None else None
 
     async def main() -> AgentResult:
-        gate = Gate(session, cwd, call_soon(asyncio.get_running_loop(), interrupt))
+        gate = Gate(session, cwd, call_soon(asyncio.get_running_loop(), interrupt), kinds)
+        gate.sdk_tools = await sdk_tools(given.mcp_servers)
         hooks = dict(given.hooks or {})
         hooks["PreToolUse"] = [*hooks.get("PreToolUse", ()), HookMatcher(hooks=[gate.pre_tool_use])]
         client = ClaudeSDKClient(
@@ -123,6 +162,28 @@ def start(
             await _teardown(client)
 
     return session.turn(prompt, main)
+
+
+def ask_user_server() -> McpSdkServerConfig:
+    """An in-process MCP server with the ``ask_user`` tool, for ``mcp_servers``.
+
+    ``ClaudeAgentOptions(mcp_servers={ASK_USER_SERVER: ask_user_server()})``: the
+    question is put to the person when Claude Code asks permission for the call
+    (no permission card); the tool then hands the answer to the model.
+    """
+    spec = ask_user.ASK_USER_SPEC
+    schema = {**spec["parameters"], "properties": {**spec["parameters"]["properties"]}}
+    schema["properties"]["answer"] = {"type": "string", "description": "Filled in by the user."}
+
+    @tool(ask_user.ASK_USER, spec["description"], schema)
+    async def ask(arguments: dict[str, Any]) -> dict[str, Any]:
+        answer = arguments.get("answer")
+        if not isinstance(answer, str):
+            text = "ask_user is answered only under mead_notebook's claude_agent.run/arun/start."
+            return {"content": [{"type": "text", "text": text}], "is_error": True}
+        return {"content": [{"type": "text", "text": answer}]}
+
+    return create_sdk_mcp_server(ASK_USER_SERVER, tools=[ask])
 
 
 async def _teardown(client: ClaudeSDKClient) -> None:

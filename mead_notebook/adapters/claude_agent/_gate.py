@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from claude_agent_sdk import (
@@ -20,18 +20,24 @@ from claude_agent_sdk import (
 )
 from claude_agent_sdk.types import StreamEvent
 
-from mead_notebook.interaction import Allow, Answered, Choice, Picked
+from mead_notebook import ask_user
+from mead_notebook.interaction import Allow, Answered, Choice, Picked, ToolKind
 from mead_notebook.tools.base import result_text as as_text
 from mead_notebook.turn import CallRecord
 
+from .._schema import check
 from ..base import Session
 from ._calls import content_of, kind_of, locations_of, plan_of
+from ._catalog import SdkTool
 
-__all__ = ["ASK_USER", "CANCEL_STEP", "SERVER", "STOPPED", "Gate"]
+__all__ = ["ASK_USER", "ASK_USER_SERVER", "CANCEL_STEP", "SERVER", "STOPPED", "Gate"]
 
 SERVER = "claude-code"
 """What a card names as the server of Claude Code's own tools."""
 ASK_USER = "AskUserQuestion"
+ASK_USER_SERVER = "mead"
+"""The in-process MCP server of the adapter's ``ask_user`` tool (``ask_user_server()``)."""
+_ASK_USER_TOOL = f"mcp__{ASK_USER_SERVER}__{ask_user.ASK_USER}"
 STOPPED = "cancelled: the whole turn was stopped"
 CANCEL_STEP = (
     "running (Cancel stops the whole turn: Claude Code cannot stop one of its tools alone)"
@@ -41,8 +47,18 @@ CANCEL_STEP = (
 class Gate:
     """Asks the session for each call, and reports what the CLI sends back."""
 
-    def __init__(self, session: Session, cwd: str | None, interrupt: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        session: Session,
+        cwd: str | None,
+        interrupt: Callable[[], None],
+        kinds: Mapping[str, ToolKind] | None = None,
+    ) -> None:
         self.session = session
+        self.kinds = dict(kinds or {})
+        """What tools do, by name (``Bash``, ``mcp__server__tool`` or a bare MCP tool name)."""
+        self.sdk_tools: dict[str, SdkTool] = {}
+        """The in-process MCP tools (schemas, kinds), by the name Claude Code calls them."""
         self.cwd = cwd
         self.interrupt = interrupt
         """Interrupts the client's turn from any thread (a card's Cancel)."""
@@ -63,6 +79,8 @@ class Gate:
         tool_use_id = context.tool_use_id or f"{tool}-{len(self.session.result.calls)}"
         if tool == ASK_USER:
             return await self.session.call(self._questions, tool_use_id, given)
+        if tool == _ASK_USER_TOOL:
+            return await self.session.call(self._ask_user, tool_use_id, given)
         return await self.session.call(self._ask, tool_use_id, tool, given)
 
     def _begin(self, tool_use_id: str, tool: str, given: dict[str, Any]) -> CallRecord:
@@ -80,26 +98,54 @@ class Gate:
             server,
             None,
             given,
-            kind=kind_of(tool),
+            kind=self._kind(tool, name or tool),
             content=content_of(tool, given, self.cwd),
             locations=locations_of(given),
         )
+
+    def _kind(self, tool: str, name: str) -> ToolKind:
+        known = self.sdk_tools.get(tool)
+        given = self.kinds.get(tool) or self.kinds.get(name)
+        return given or (known.kind if known is not None else kind_of(tool))
 
     def _ask(
         self, tool_use_id: str, tool: str, given: dict[str, Any]
     ) -> PermissionResultAllow | PermissionResultDeny:
         driver = self.session.driver
         record = self._begin(tool_use_id, tool, given)
-        decision = driver.permission(record, None)
+        known = self.sdk_tools.get(tool)
+        schema = known.schema if known is not None else None
+        problem = check(given, schema) if schema is not None else None
+        if problem is not None:
+            message = f"Invalid arguments for {record.tool}: {problem}. The tool did not run."
+            driver.fail(record, "invalid_arguments", message)
+            return PermissionResultDeny(message=message)
+        decision = driver.permission(record, schema)
         if not isinstance(decision, Allow):
-            return PermissionResultDeny(message=decision.message or record.error or "Denied.")
+            return PermissionResultDeny(message=record.error or decision.message or "Denied.")
+        approved = record.approved_arguments
+        problem = check(approved, schema) if approved is not None and schema else None
+        if problem is not None:
+            message = (
+                f"Invalid approved arguments for {record.tool}: {problem}. The tool did not run."
+            )
+            driver.fail(record, "invalid_arguments", message)
+            return PermissionResultDeny(message=message)
         handle = self.session.handle(record)
         handle.on_cancel(lambda: self._cancel(tool_use_id))
         driver.running(record, handle, step=CANCEL_STEP)
-        approved = record.approved_arguments
         return PermissionResultAllow(
             updated_input=dict(approved if approved is not None else given)
         )
+
+    def _ask_user(
+        self, tool_use_id: str, given: dict[str, Any]
+    ) -> PermissionResultAllow | PermissionResultDeny:
+        """The adapter's ``ask_user``: asked here; the tool only hands the answer back."""
+        text, is_error = ask_user.ask(self.session.driver, tool_use_id, given)
+        if is_error:
+            return PermissionResultDeny(message=text)
+        return PermissionResultAllow(updated_input={**given, "answer": text})
 
     def _cancel(self, tool_use_id: str) -> None:
         self.cancelled.add(tool_use_id)
@@ -181,7 +227,11 @@ class Gate:
         if record.status in ("completed", "failed"):
             return
         if block.tool_use_id in self.cancelled:
-            driver.fail(record, "cancelled", text, step=STOPPED)
+            message = (
+                "Cancelled: the whole turn was stopped (Claude Code cannot stop one of its"
+                f" tools alone). Claude Code told the model: {text}"
+            )
+            driver.fail(record, "cancelled", message, step=STOPPED)
         elif block.is_error:
             driver.fail(record, "error", text)
         else:

@@ -12,11 +12,15 @@
 
 ``run`` blocks a sync cell, ``await arun(...)`` an async one, ``start`` returns a
 ``Turn`` at once; the agent streams (``Runner.run_streamed``) on an event loop of
-its own thread, so all three work where ``Runner.run_sync`` fails. The run uses a
-gated copy of the agent (and of the agents it hands off to): every function tool
+its own thread, so all three work where ``Runner.run_sync`` fails. MCP servers
+not yet connected are connected on that loop for the run, and closed after it.
+The run uses a gated copy of the agent (and of the agents it hands off to): every function tool
 and MCP tool asks through the interaction inside the run. Tools that declare
 ``needs_approval`` pause the SDK's run; their approvals are asked through the
-interaction too, once per call, and the run resumes by itself. Options go to
+interaction too, once per call, and the run resumes by itself. ``kinds`` says
+what tools do by name (``{"read_file": "read", "rm": "delete"}``; MCP tools
+also by their annotations), and ``ask_user_tool()`` is a tool that puts a
+multiple-choice question to the person. Other options go to
 ``Runner.run_streamed`` (``context``, ``max_turns``, ``run_config``, ``session``...);
 unknown tools are returned to the model as errors unless ``run_config`` says
 otherwise.
@@ -24,27 +28,44 @@ otherwise.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 from ..base import AgentResult, missing_extra
 
 try:
-    from agents import Agent, RunConfig, Runner
+    from agents import Agent, FunctionTool, RunConfig, Runner, function_tool
+    from agents.tool_context import ToolContext
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise ImportError(missing_extra("openai_agents", "openai-agents")) from exc
 
+from mead_notebook import ask_user
+from mead_notebook.interaction import ToolKind
 from mead_notebook.turn import Turn
 
-from ..base import Session
+from ..base import ASK_USER_MARK, AskUserOption, Session, active_session, ask_user_arguments
 from ._events import Events
 from ._gate import Gate
 from ._scripted import scripted_model
 
-__all__ = ["MAX_RESUMES", "AgentResult", "arun", "run", "scripted_model", "start"]
+__all__ = [
+    "CONNECT_TIMEOUT",
+    "MAX_RESUMES",
+    "AgentResult",
+    "arun",
+    "ask_user_tool",
+    "run",
+    "scripted_model",
+    "start",
+]
 
 MAX_RESUMES = 100
 """How many times one run resumes after answered approvals, at most."""
+CONNECT_TIMEOUT = 30.0
+"""How long connecting one MCP server the run connects itself may take (seconds)."""
 
 
 def run(
@@ -66,20 +87,32 @@ async def arun(
 
 
 def start(
-    agent: Agent[Any], input: Any, *, interaction: object = None, **options: Any
+    agent: Agent[Any],
+    input: Any,
+    *,
+    interaction: object = None,
+    kinds: Mapping[str, ToolKind] | None = None,
+    **options: Any,
 ) -> Turn[AgentResult]:
     """Start ``agent`` in a thread of its own and return the turn's handle at once."""
     if not isinstance(agent, Agent):
         raise TypeError(f"run, arun and start take an agents.Agent, not {type(agent).__name__}")
     result = AgentResult()
     session = Session(interaction, result)
-    gate = Gate(session)
+    gate = Gate(session, kinds)
     gated = gate.agent(agent)
     config = options.pop("run_config", None) or RunConfig()
     if config.tool_not_found_behavior == "raise_error":
         config = dataclasses.replace(config, tool_not_found_behavior="return_error_to_model")
 
     async def main() -> AgentResult:
+        async with contextlib.AsyncExitStack() as stack:
+            for server in _unconnected(gate):
+                await asyncio.wait_for(server.connect(), CONNECT_TIMEOUT)
+                stack.push_async_callback(server.cleanup)
+            return await play()
+
+    async def play() -> AgentResult:
         events = Events(session, gate)
         given: Any = input
         try:
@@ -113,3 +146,41 @@ def start(
             raise
 
     return session.turn(input if isinstance(input, str) else "", main)
+
+
+def _unconnected(gate: Gate) -> list[Any]:
+    """The MCP servers of the run's agents that nobody has connected yet (each once)."""
+    found: dict[int, Any] = {}
+    for agent in gate.agents.values():
+        for server in agent.mcp_servers:
+            if getattr(server, "session", True) is None:
+                found.setdefault(id(server), server)
+    return list(found.values())
+
+
+async def _ask_user(
+    ctx: ToolContext[Any], prompt: str, options: list[AskUserOption], multiple: bool = False
+) -> str:
+    """Ask the person a multiple-choice question; the answer comes back as JSON."""
+    session = active_session.get()
+    if session is None:
+        return "ask_user is answered only under mead_notebook's openai_agents.run/arun/start."
+    arguments = ask_user_arguments(prompt, options, multiple)
+    content, _ = await session.call(ask_user.ask, session.driver, ctx.tool_call_id, arguments)
+    return content
+
+
+def ask_user_tool() -> FunctionTool:
+    """The ``ask_user`` tool: a multiple-choice question the person answers in the widget.
+
+    It asks through ``ask_choice`` itself (no permission first); an unanswered
+    question tells the model why.
+    """
+    tool = function_tool(
+        _ask_user,
+        name_override=ask_user.ASK_USER,
+        description_override=str(ask_user.ASK_USER_SPEC["description"]),
+        strict_mode=False,
+    )
+    setattr(tool, ASK_USER_MARK, True)
+    return tool

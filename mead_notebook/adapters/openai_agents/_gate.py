@@ -7,20 +7,20 @@ import copy
 import dataclasses
 import json
 import types
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from agents import Agent, FunctionTool, Handoff, RunContextWrapper
 from agents.tool import resolve_function_tool_failure_error_function
 from agents.tool_context import ToolContext
 
-from mead_notebook.interaction import ToolClass
+from mead_notebook.interaction import ToolKind, class_of
 from mead_notebook.tools.base import result_text as as_text
 
 from .._schema import check, parse
-from ..base import Session
+from ..base import ASK_USER_MARK, Session
 
-__all__ = ["Gate"]
+__all__ = ["Gate", "is_ask_user"]
 
 Invoker = Callable[[ToolContext[Any], str], Awaitable[Any]]
 
@@ -34,8 +34,10 @@ class Gate:
     is told, the run goes on), and reported ``completed`` or ``failed``.
     """
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, kinds: Mapping[str, ToolKind] | None = None) -> None:
         self.session = session
+        self.kinds = dict(kinds or {})
+        """What each tool does, by tool name, where its annotations do not say."""
         self.agents: dict[int, Agent[Any]] = {}
         self.servers: dict[str, str] = {}
         """Each gated tool's server (its agent's name, or its MCP server's), by tool name."""
@@ -50,7 +52,8 @@ class Gate:
         gated = agent.clone(tools=[], handoffs=[])
         self.agents[id(agent)] = gated
         gated.tools = [
-            self.tool(t, agent.name) if isinstance(t, FunctionTool) else t for t in agent.tools
+            self.tool(t, agent.name) if isinstance(t, FunctionTool) and not is_ask_user(t) else t
+            for t in agent.tools
         ]
         gated.handoffs = [self._handoff(h) for h in agent.handoffs]
         if agent.mcp_servers:
@@ -119,8 +122,9 @@ class Gate:
                 session.refuse, call_id, name, server, shown, "invalid_arguments", message
             )
             return message
+        kind = self.kinds.get(name) or _kind_of(tool)
         record, allowed = await session.call(
-            session.admit, call_id, name, server, _class_of(tool), arguments, schema
+            session.admit, call_id, name, server, class_of(kind), arguments, schema, kind=kind
         )
         if not allowed:
             return record.error or f"Permission to run {name} was denied."
@@ -178,7 +182,19 @@ def _mcp_server_of(tool: FunctionTool) -> str | None:
     return str(binding[0]) if binding else None
 
 
-def _class_of(tool: FunctionTool) -> ToolClass:
+def _kind_of(tool: FunctionTool) -> ToolKind:
+    """An MCP tool's kind from its annotations (read-only: ``read``; destructive: ``delete``)."""
     annotations = tool.mcp_annotations
-    hint = getattr(annotations, "read_only_hint", getattr(annotations, "readOnlyHint", None))
-    return "read" if hint is True else "effect"
+    if _hint(annotations, "read_only_hint", "readOnlyHint") is True:
+        return "read"
+    destructive = _hint(annotations, "destructive_hint", "destructiveHint")
+    return "delete" if destructive is True else "other"
+
+
+def _hint(annotations: Any, name: str, alias: str) -> Any:
+    return getattr(annotations, name, getattr(annotations, alias, None))
+
+
+def is_ask_user(tool: FunctionTool) -> bool:
+    """Whether ``tool`` is the adapter's ``ask_user`` (it asks itself; no permission first)."""
+    return getattr(tool, ASK_USER_MARK, False) is True

@@ -4,21 +4,25 @@ A view can go away while a question waits without a word to the kernel: a
 reopened VS Code editor is a new webview that knows no widget (the output turns
 blank and nothing reaches the kernel), a browser crashes, a tab is closed. While
 a question of the widget waits, the kernel pings its views every
-:data:`PING_EVERY` seconds and every view answers with a pong; a ping still
-unanswered when the next one is due means that no view is left. A view that is
-disposed says ``gone``, and the kernel then pings at once and waits only
-:data:`ANSWER_WITHIN` seconds for a pong. With no view left the widget is
-announced again (``announce``) every :data:`ANNOUNCE_EVERY` seconds, until a view
-renders it or answers a ping, so that a view that comes back gets the question
-within a few seconds.
+``ping_every`` seconds (:class:`Timing`) and every view answers with a pong; a
+ping with no pong within ``answer_within`` seconds means that no view is left.
+A view that is disposed says ``gone``, and the kernel pings at once. With no view
+left the widget is announced again (``announce``) at once and then every
+``announce_every`` seconds, until a view renders it or answers a ping, so that a
+view that comes back gets the question within a few seconds. A view that renders
+says so (``rendered``), which ends the announcing at once.
 
-The cost while a view is there: one small message each way, and one wake of the
-waiting thread, per ``PING_EVERY``.
+The cost while a view is there: one small message each way per ``ping_every``,
+and a wake of the waiting thread when each ping's ``answer_within`` ends.
+The timing is one kernel-wide setting (:func:`set_timing`), read whenever a
+question starts to wait.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -27,14 +31,76 @@ from typing import Any, Final
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
 
-__all__ = ["ANNOUNCE_EVERY", "ANSWER_WITHIN", "PING_EVERY", "REOPENS", "Presence", "Reopens"]
+__all__ = [
+    "ANNOUNCE_EVERY",
+    "ANSWER_WITHIN",
+    "PING_EVERY",
+    "REOPENS",
+    "Presence",
+    "Reopens",
+    "Timing",
+    "current_timing",
+    "set_timing",
+]
 
-PING_EVERY: Final = 8.0
+PING_EVERY: Final = 2.0
 """How often a waiting question asks its views whether they are there (seconds)."""
-ANSWER_WITHIN: Final = 2.0
-"""How long the ping after a goodbye waits for a pong (seconds)."""
-ANNOUNCE_EVERY: Final = 4.0
+ANSWER_WITHIN: Final = 0.5
+"""How long a ping waits for a pong before no view is thought left (seconds)."""
+ANNOUNCE_EVERY: Final = 3.0
 """How often the widget is announced again while no view is left (seconds)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Timing:
+    """How a waiting question checks on its views, in seconds (see the module's text).
+
+    ``answer_within`` must be shorter than ``ping_every``; every value is a
+    positive finite number.
+    """
+
+    ping_every: float = PING_EVERY
+    answer_within: float = ANSWER_WITHIN
+    announce_every: float = ANNOUNCE_EVERY
+
+    def __post_init__(self) -> None:
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"{field.name} must be a number of seconds, not {value!r}")
+            if not math.isfinite(value) or value <= 0:
+                raise ValueError(
+                    f"{field.name} must be a positive number of seconds, not {value!r}"
+                )
+        if self.answer_within >= self.ping_every:
+            raise ValueError(
+                f"answer_within ({self.answer_within!r}) must be shorter than "
+                f"ping_every ({self.ping_every!r})"
+            )
+
+
+_timing = Timing()
+_timing_lock = threading.Lock()
+
+
+def current_timing() -> Timing:
+    """The kernel-wide timing of the checks on views."""
+    with _timing_lock:
+        return _timing
+
+
+def set_timing(new: Timing | None = None, /, **changes: float) -> Timing:
+    """Set the kernel-wide timing (``new``, or the current one with ``changes``); return
+    the one it replaces. A question that waits already keeps its timing until it ends.
+
+    ``set_timing(ping_every=0.5, answer_within=0.2)`` checks faster (tests);
+    ``set_timing(Timing())`` restores the defaults.
+    """
+    global _timing
+    with _timing_lock:
+        old = _timing
+        _timing = dataclasses.replace(new if new is not None else old, **changes)
+        return old
 
 
 class Presence:
@@ -42,7 +108,8 @@ class Presence:
 
     ``ping(seq)`` sends a ping to every view; ``announce()`` shows the widget again
     (for a view that knows nothing of it); ``wake()`` wakes the waiting threads so
-    that they call :meth:`tick` now.
+    that they call :meth:`tick` now. ``timing`` fixes the timing (None: the
+    kernel-wide :func:`current_timing` at each :meth:`start`).
     """
 
     def __init__(
@@ -51,35 +118,35 @@ class Presence:
         announce: Callable[[], None],
         wake: Callable[[], None],
         *,
-        every: float = PING_EVERY,
-        within: float = ANSWER_WITHIN,
-        again: float = ANNOUNCE_EVERY,
+        timing: Timing | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.every = every
-        self.within = within
-        self.again = again
+        self._fixed = timing
+        self.timing = timing if timing is not None else current_timing()
         self._ping = ping
         self._announce = announce
         self._wake = wake
         self._clock = clock
         self._lock = threading.Lock()
         self._seq = 0
-        self._unanswered = False
-        """The last ping has had no pong yet."""
+        self._sent: float | None = None
+        """When the last ping went out, while it has no pong (None: answered)."""
         self._lost = False
-        """No view is left: announce every ``again`` seconds instead of pinging."""
+        """No view is left: announce every ``announce_every`` seconds instead of pinging."""
         self._next: float | None = None
         """When :meth:`tick` acts next (None: no question waits)."""
         self.announced = 0
         """How many times the widget was announced again (for tests and benchmarks)."""
 
     def start(self) -> None:
-        """A question waits: ping from ``every`` seconds on (a running schedule is kept)."""
+        """A question waits: ping from ``ping_every`` seconds on (a running schedule is kept)."""
         with self._lock:
             if self._next is None:
-                self._next = self._clock() + self.every
-                self._unanswered = self._lost = False
+                if self._fixed is None:
+                    self.timing = current_timing()
+                self._next = self._clock() + self.timing.ping_every
+                self._sent = None
+                self._lost = False
 
     def stop(self) -> None:
         """No question waits any more: stop pinging."""
@@ -100,52 +167,56 @@ class Presence:
             now = self._clock()
             if self._next is None or now < self._next:
                 return
-            if self._lost or self._unanswered:
-                self._lost, self._unanswered = True, False
-                self._next = now + self.again
+            if self._lost or self._sent is not None:
+                self._lost, self._sent = True, None
+                self._next = now + self.timing.announce_every
                 self.announced += 1
                 action = self._announce
             else:
-                self._seq += 1
-                self._unanswered = True
-                self._next = now + self.every
-                seq = self._seq
-                action = lambda: self._ping(seq)  # noqa: E731
-        try:
-            action()
-        except Exception:
-            log.exception("could not reach the widget's views")
+                action = self._ping_now(now)
+        self._call(action)
+
+    def _ping_now(self, now: float) -> Callable[[], None]:
+        self._seq += 1
+        self._sent = now
+        self._next = now + self.timing.answer_within
+        seq = self._seq
+        return lambda: self._ping(seq)
 
     def pong(self, seq: int) -> None:
-        """A view answered ping ``seq``: somebody is there."""
+        """A view answered ping ``seq``: somebody is there (late or not)."""
         with self._lock:
-            if seq == self._seq:
-                self._seen()
+            if seq != self._seq or (self._sent is None and not self._lost):
+                return
+            if self._next is not None:
+                since = self._sent if self._sent is not None else self._clock()
+                self._next = since + self.timing.ping_every
+            self._sent = None
+            self._lost = False
 
     def rendered(self) -> None:
         """A view rendered the widget: somebody is there."""
         with self._lock:
-            self._seen()
-
-    def _seen(self) -> None:
-        if self._next is not None and (self._lost or self._unanswered):
-            self._next = self._clock() + self.every
-        self._unanswered = self._lost = False
+            if self._next is not None and (self._lost or self._sent is not None):
+                self._next = self._clock() + self.timing.ping_every
+            self._sent = None
+            self._lost = False
 
     def gone(self) -> None:
-        """A view was disposed: ping now, in case it was the last one, and wait briefly."""
+        """A view was disposed: ping now, in case it was the last one."""
         with self._lock:
-            if self._next is None or self._lost:
+            if self._next is None or self._lost or self._sent is not None:
                 return
-            self._seq += 1
-            seq = self._seq
-            self._unanswered = True
-            self._next = self._clock() + self.within
+            action = self._ping_now(self._clock())
+        self._call(action)
+        self._wake()
+
+    @staticmethod
+    def _call(action: Callable[[], None]) -> None:
         try:
-            self._ping(seq)
+            action()
         except Exception:
             log.exception("could not reach the widget's views")
-        self._wake()
 
 
 class Reopens:

@@ -117,7 +117,7 @@ def test_a_cell_waits_for_allow_and_the_file_is_written(fe: Frontend, how: str) 
     reply, out = fe.run(f"report({wait}({TURN}, 'go', interaction=widget()))")
     assert reply["status"] == "ok", reply
     result = result_of(out)
-    assert result["calls"] == [{"tool": "Write notes.txt", "status": "completed", "outcome": None}]
+    assert result["calls"] == [{"tool": "edit", "status": "completed", "outcome": None}]
     assert (result["stop"], result["text"]) == ("end_turn", "Writing. Done.")
     assert (fe.workdir / "notes.txt").read_text() == "hello"  # type: ignore[attr-defined]
     assert [e["option"] for e in events(fe, "permission")] == ["allow"]
@@ -164,7 +164,7 @@ def test_cancel_on_a_card_cancels_the_agents_turn(fe: Frontend) -> None:
     reply = fe.wait_reply(msg_id, 30)
     assert reply["content"]["status"] == "ok", reply["content"]
     result = result_of(fe.stdout(msg_id))
-    assert result["calls"] == [{"tool": "sleep", "status": "failed", "outcome": "cancelled"}]
+    assert result["calls"] == [{"tool": "execute", "status": "failed", "outcome": "cancelled"}]
     assert (result["stop"], result["text"]) == ("interrupted", "")
     assert events(fe, "cancel")
 

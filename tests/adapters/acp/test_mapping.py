@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -76,10 +77,11 @@ def test_first_sight_is_pending_with_name_server_kind_and_arguments(
     ]
     assert first["w1"]["locations"] == [{"path": str(tmp_path / "notes.txt"), "line": 1}]
     assert (first["r1"]["tool"], first["r1"]["class"], first["r1"]["kind"]) == (
-        "Read a file",
+        "read",
         "read",
         "read",
     )
+    assert first["r1"]["title"] == "Read a file"
 
 
 def test_input_sent_late_is_on_the_question(script: Script, tmp_path: Path) -> None:
@@ -289,6 +291,30 @@ def test_text_thoughts_and_plan(script: Script, tmp_path: Path) -> None:
     assert result.plan == [{"content": "Write notes", "status": "completed", "priority": "high"}]
 
 
+def test_a_malformed_update_is_ignored_without_a_traceback(
+    script: Script,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    turn = [
+        {"text": "before "},
+        {"raw": {"sessionUpdate": "usage_update", "used": None, "size": 200000}},
+        {"raw": {"sessionUpdate": "agent_message_chunk", "content": {"type": "nope"}}},
+        {"text": "after"},
+    ]
+    result = acp.run(script.agent([turn]), "go", interaction=Narrated(), cwd=tmp_path)
+    assert (result.stop_reason, result.text) == ("end_turn", "before after")
+    assert not [r for r in caplog.records if r.exc_info or r.name == "root"], caplog.text
+    ignored = [r for r in caplog.records if "does not validate" in r.getMessage()]
+    assert [(r.levelno, "usage_update" in r.getMessage()) for r in ignored] == [
+        (logging.DEBUG, True),
+        (logging.WARNING, False),
+    ]
+    assert "Traceback" not in capfd.readouterr().err
+
+
 class Answering(Person):
     def __init__(self, answer: Picked | Answered | Unanswered) -> None:
         super().__init__()
@@ -443,12 +469,50 @@ def test_presets_ask_before_edits_and_commands(tmp_path: Path) -> None:
     env = {"PATH": str(tmp_path)}
     claude, codex, gemini = (acp.agent(n, env=env) for n in ("claude", "codex", "gemini"))
     assert (claude.command, claude.mode) == ((str(tmp_path / "claude-agent-acp"),), "default")
-    assert codex.command == (str(tmp_path / "codex-acp"), "-c", 'approval_policy="untrusted"')
+    assert codex.command == (
+        str(tmp_path / "codex-acp"),
+        "-c",
+        'approval_policy="untrusted"',
+        "-c",
+        'sandbox_mode="danger-full-access"',
+    )
     assert (gemini.command[1:], gemini.mode) == (("--acp",), "default")
     assert not any(s.forward_always for s in (claude, codex, gemini))
     own = acp.agent(command=["gemini", "--acp", "-m", "x"], env=env, name="mine")
     assert (own.name, own.command[1:], own.mode) == ("mine", ("--acp", "-m", "x"), None)
     assert acp.agent("claude", env=env, mode="acceptEdits").mode == "acceptEdits"
+
+
+def test_codex_runs_in_its_sandbox_only_where_bubblewrap_is_found(tmp_path: Path) -> None:
+    (tmp_path / "codex-acp").write_text("#!/bin/sh\n")
+    (tmp_path / "codex-acp").chmod(0o755)
+    bare = acp.agent("codex", env={"PATH": str(tmp_path)})
+    assert bare.command[-2:] == ("-c", 'sandbox_mode="danger-full-access"')
+    (tmp_path / "bwrap").write_text("#!/bin/sh\n")
+    (tmp_path / "bwrap").chmod(0o755)
+    sandboxed = acp.agent("codex", env={"PATH": str(tmp_path)}, args=["-m", "x"])
+    assert sandboxed.command[3:] == ("-c", 'sandbox_mode="workspace-write"', "-m", "x")
+
+
+def test_claude_does_not_inherit_is_sandbox(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "claude-agent-acp").write_text("#!/bin/sh\n")
+    (tmp_path / "claude-agent-acp").chmod(0o755)
+    monkeypatch.setenv("IS_SANDBOX", "yes")
+    inherited = acp.agent("claude", env={"PATH": str(tmp_path)}).environment()
+    assert "IS_SANDBOX" not in inherited
+    assert inherited["PATH"] == str(tmp_path)
+    given = acp.agent("claude", env={"PATH": str(tmp_path), "IS_SANDBOX": "1"}).environment()
+    assert given["IS_SANDBOX"] == "1"
+    assert (
+        acp.agent(
+            "gemini",
+            env={"PATH": str(tmp_path / "none")},
+            executable=str(tmp_path / "claude-agent-acp"),
+        ).environment()["IS_SANDBOX"]
+        == "yes"
+    )
 
 
 def test_callbacks_run_one_at_a_time_on_the_callback_thread(script: Script, tmp_path: Path) -> None:

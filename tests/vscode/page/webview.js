@@ -226,14 +226,18 @@ class Outputs {
     }
     return el;
   }
-  /** Replace the cell's outputs with these (the document's current outputs). */
-  async show(cellId, outputs) {
+  /**
+   * Replace the cell's outputs with these (the document's current outputs). An
+   * output whose index is in `redraw` was replaced by the kernel (update_display_data)
+   * and is drawn anew even if it did not change, as VS Code renders a replaced output.
+   */
+  async show(cellId, outputs, redraw = []) {
     const cell = this.cell(cellId);
     const shown = cell.shown ?? [];
     const next = [];
     for (const [i, output] of outputs.entries()) {
       const json = JSON.stringify(output);
-      if (shown[i]?.json === json) {
+      if (shown[i]?.json === json && !redraw.includes(i)) {
         next.push(shown[i]);
         continue;
       }
@@ -301,8 +305,8 @@ async function start() {
       this.queue = this.queue.then(() => kernel.deliver(msg)).catch((e) => console.error(e));
       return this.queue;
     },
-    show(cellId, cellOutputs) {
-      this.queue = this.queue.then(() => outputs.show(cellId, cellOutputs)).catch((e) => console.error(e));
+    show(cellId, cellOutputs, redraw) {
+      this.queue = this.queue.then(() => outputs.show(cellId, cellOutputs, redraw)).catch((e) => console.error(e));
       return this.queue;
     },
     sourceReply(reply) {

@@ -1,0 +1,86 @@
+"""The agent's stdout as the SDK reads it, less the ``session/update`` notifications that
+do not validate.
+
+The SDK logs a traceback for each malformed notification (Claude's agent sends
+``usage_update`` with ``used: null``); the ACP spec leaves a client free to
+ignore a notification it cannot read. Each such line is dropped here with one
+line in this module's log instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+
+import pydantic
+from acp.schema import SessionNotification
+
+log = logging.getLogger(__name__)
+log.addHandler(logging.NullHandler())
+
+__all__ = ["Inbound"]
+
+_UPDATE = b'"session/update"'
+
+
+class Inbound:
+    """Copies ``source`` line by line into :attr:`reader`, dropping malformed updates."""
+
+    def __init__(self, source: asyncio.StreamReader, name: str, limit: int) -> None:
+        self.name = name
+        self.dropped = 0
+        self.reader = asyncio.StreamReader(limit=limit)
+        self._source = source
+        self._task = asyncio.ensure_future(self._pump())
+
+    async def _pump(self) -> None:
+        try:
+            while True:
+                try:
+                    line = await self._source.readline()
+                except ValueError:
+                    # Longer than the limit: the SDK would fail on it too; end the stream.
+                    log.warning("%s sent a line longer than the limit; its output ends", self.name)
+                    return
+                if not line:
+                    return
+                if _UPDATE in line and not self._readable(line):
+                    continue
+                self.reader.feed_data(line)
+        finally:
+            self.reader.feed_eof()
+
+    def _readable(self, line: bytes) -> bool:
+        """False for a ``session/update`` notification whose params do not validate."""
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return True
+        if not isinstance(message, dict) or message.get("method") != "session/update":
+            return True
+        if "id" in message:
+            return True
+        try:
+            SessionNotification.model_validate(message.get("params"))
+        except pydantic.ValidationError as exc:
+            self.dropped += 1
+            update = message.get("params", {}).get("update")
+            what = update.get("sessionUpdate") if isinstance(update, dict) else None
+            # Claude's agent sends usage_update with used: null at every turn.
+            level = logging.DEBUG if what == "usage_update" else logging.WARNING
+            errors = exc.errors()
+            where = ".".join(str(p) for p in errors[0]["loc"]) if errors else ""
+            log.log(
+                level,
+                "%s sent a session/update (%s) that does not validate (%s: %s); ignored",
+                self.name,
+                what,
+                where,
+                errors[0]["msg"] if errors else exc.title,
+            )
+            return False
+        return True
+
+    def close(self) -> None:
+        self._task.cancel()
