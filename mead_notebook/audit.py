@@ -5,7 +5,13 @@ decided (who decided: ``person``, ``policy``, ``rule``, ``timeout``,
 ``fallback`` when nobody was there, ``kernel``, or ``agent`` for a call the
 agent ran under its own rules without asking; with the arguments as asked and
 as approved, and what the call said it would do: its ``tool_kind``,
-``content`` blocks and ``locations``) and one when the call ends (its status and outcome). Each line
+``content`` blocks and ``locations``) and one when the call ends (its status and outcome).
+A person's decision also records ``username`` and ``display_name``, the user the
+answering view *claimed* (the Jupyter server's identity of that page, or the
+kernel connection's user name in VS Code), and ``page``, a random id of that
+page: what the frontend said, not an authentication (any page that can reach the
+kernel can claim any name). They are None where the frontend said nothing (a
+page whose server has no identity to give, a client of its own). Each line
 is written and flushed at once, so a kernel that dies mid-turn loses nothing
 already decided. :func:`read` joins the lines into one record per call.
 """
@@ -43,6 +49,9 @@ FIELDS = (
     "asked_at",
     "decided_at",
     "decided_by",
+    "username",
+    "display_name",
+    "page",
     "decision",
     "rule",
     "note",

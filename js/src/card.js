@@ -190,7 +190,7 @@ export class CardView {
 
     const oneLine = choice ? prompt : oneLineJson(card.arguments);
     setText(this.oneLine, oneLine.length > ONE_LINE_MAX ? `${oneLine.slice(0, ONE_LINE_MAX - 1)}…` : oneLine);
-    const decision = decisionText(card);
+    const decision = decisionText(card, this.ctx.viewer);
     setText(this.decision, decision && decision !== label ? aside(decision) : "");
 
     const inProgress = card.status === "in_progress";

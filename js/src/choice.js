@@ -82,7 +82,7 @@ export function buildChoice(ctx, question) {
     sent = true;
     setDisabled([submit, other, fieldset], true);
     setText(status, "Sending…");
-    ctx.send(message);
+    ctx.answer(message);
     return true;
   };
   fieldset.addEventListener("change", refresh);

@@ -2,7 +2,7 @@
 // The protocol's version, limits and words, shared with the kernel.
 
 /** @type {number} */
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 /** @type {number} */
 export const MAX_NOTE = 500;
 /** @type {number} */
@@ -13,6 +13,8 @@ export const MAX_TEXT = 2000;
 export const MAX_OPTIONS = 50;
 /** @type {number} */
 export const MAX_ARGUMENTS = 100000;
+/** @type {number} */
+export const MAX_NAME = 100;
 /** @type {readonly string[]} */
 export const READ_KINDS = Object.freeze([
   "fetch",
@@ -55,6 +57,20 @@ export const BY_LABEL = Object.freeze({
   "fallback": "by the fallback (nobody to answer)",
   "kernel": "by the kernel",
   "agent": "by the agent"
+});
+/** @type {string} */
+export const BY_NAME = "by {name}";
+/** @type {string} */
+export const BY_OTHER_VIEW = "by another view";
+/** @type {string} */
+export const TOO_LATE = "Too late: {who} already {verdict} this; your answer was not used.";
+/** @type {string} */
+export const TOO_LATE_SETTLED = "Too late: this was settled first ({how}); your answer was not used.";
+/** @type {Readonly<Record<string, string>>} */
+export const VERDICT_DONE = Object.freeze({
+  "allow": "allowed",
+  "deny": "denied",
+  "picked": "answered"
 });
 /** @type {Readonly<Record<string, string>>} */
 export const DECISION_LABEL = Object.freeze({

@@ -2,7 +2,19 @@
 // scopes and rules, and the sentence that sums up a settled question. The tables
 // themselves come from the kernel's `notebook/labels.py` (constants.gen.js).
 
-import { BY_LABEL, DECISION_LABEL, KIND_HINT, OUTCOME_LABEL, UNMADE } from "./constants.gen.js";
+import {
+  BY_LABEL,
+  BY_NAME,
+  BY_OTHER_VIEW,
+  DECISION_LABEL,
+  KIND_HINT,
+  OUTCOME_LABEL,
+  TOO_LATE,
+  TOO_LATE_SETTLED,
+  UNMADE,
+  VERDICT_DONE,
+} from "./constants.gen.js";
+import { cleanName } from "./identity.js";
 import { isObject } from "./state.js";
 
 export { BY_LABEL, DECISION_LABEL, OUTCOME_LABEL };
@@ -12,6 +24,7 @@ export { BY_LABEL, DECISION_LABEL, OUTCOME_LABEL };
 /** @typedef {import("./model").Outcome} Outcome */
 /** @typedef {import("./model").Question} Question */
 /** @typedef {import("./model").Scope} Scope */
+/** @typedef {import("./model").Viewer} Viewer */
 
 /** Verdicts that happened to a question rather than being made: no "by" is added. */
 const UNMADE_SET = new Set(UNMADE);
@@ -58,17 +71,75 @@ function optionLabel(question, id) {
 }
 
 /**
- * A short sentence for a settled question, e.g. "Allowed by you" or
- * "Denied by you: wrong file"; it names the rule that answered or was made.
- * @param {Question} question
+ * Whether a person's answer came from the viewer: its page, or another page of the same user.
+ * @param {Partial<Settlement>} answer
+ * @param {Viewer} viewer
+ * @returns {boolean}
+ */
+export function fromViewer(answer, viewer) {
+  if (typeof answer.page === "string" && answer.page === viewer.page) return true;
+  const mine = viewer.username();
+  return mine !== null && cleanName(answer.username) === mine;
+}
+
+/**
+ * The name a person's answer claims (display name first), or "".
+ * @param {Partial<Settlement>} answer
  * @returns {string}
  */
-export function describeAnswer(question) {
+export function claimedName(answer) {
+  return cleanName(answer.display_name) ?? cleanName(answer.username) ?? "";
+}
+
+/**
+ * Who gave a person's answer, seen from `viewer`: "by you" where it came from,
+ * "by <name>" or "by another view" elsewhere. State from before answers said who
+ * (protocol 2 and older) reads "by you", as it did then.
+ * @param {Partial<Settlement>} answer
+ * @param {Viewer | null} viewer
+ * @returns {string}
+ */
+export function byPerson(answer, viewer) {
+  if (!("page" in answer) && !("username" in answer)) return BY_LABEL.person;
+  if (viewer && fromViewer(answer, viewer)) return BY_LABEL.person;
+  const name = claimedName(answer);
+  return name ? BY_NAME.replace("{name}", name) : BY_OTHER_VIEW;
+}
+
+/**
+ * What a view whose own answer lost says: "Too late: Bob already allowed this; ...",
+ * or "" when the viewer did not answer this question or its answer is the one that counted.
+ * @param {Question} question
+ * @param {Viewer | null} viewer
+ * @returns {string}
+ */
+export function lateNotice(question, viewer) {
+  if (!viewer || typeof question.id !== "string" || !viewer.answered.has(question.id)) return "";
+  /** @type {Partial<Settlement>} */
+  const answer = isObject(question.answer) ? question.answer : {};
+  if (answer.by === "person") {
+    if (fromViewer(answer, viewer)) return "";
+    const verdict = lookup(VERDICT_DONE, answer.decision) || "answered";
+    return TOO_LATE.replace("{who}", claimedName(answer) || "another view").replace("{verdict}", verdict);
+  }
+  const how = describeAnswer(question, viewer);
+  return TOO_LATE_SETTLED.replace("{how}", how.charAt(0).toLowerCase() + how.slice(1));
+}
+
+/**
+ * A short sentence for a settled question, e.g. "Allowed by you" or
+ * "Denied by Bob: wrong file"; it names the rule that answered or was made.
+ * `viewer` is the page that shows it (null: no page's point of view).
+ * @param {Question} question
+ * @param {Viewer | null} [viewer]
+ * @returns {string}
+ */
+export function describeAnswer(question, viewer = null) {
   /** @type {Partial<Settlement>} */
   const answer = isObject(question.answer) ? question.answer : {};
   const decision = typeof answer.decision === "string" ? answer.decision : "";
   const byKey = typeof answer.by === "string" ? answer.by : "";
-  const byLabel = lookup(BY_LABEL, byKey);
+  const byLabel = byKey === "person" ? byPerson(answer, viewer) : lookup(BY_LABEL, byKey);
   const by = byLabel ? ` ${byLabel}` : "";
   const rule = typeof answer.rule === "string" && answer.rule ? ruleLabel(answer.rule) : "";
   const picked = Array.isArray(answer.option_ids)

@@ -8,7 +8,7 @@ import type { AnyModel, Initialize, Render } from "@anywidget/types";
 import type { Ticker } from "./countdown.js";
 
 export * from "./protocol.gen";
-import type { Card, FrontendMessage, Model } from "./protocol.gen";
+import type { AnswerMessage, Card, FrontendMessage, Model } from "./protocol.gen";
 
 /** The traits of the shared `Frontend` widget that holds the code. */
 export interface FrontendCode {
@@ -31,10 +31,23 @@ export interface TurnWidget {
   render: Render<Model>;
 }
 
+/** The page a view is in, as far as who decided goes. */
+export interface Viewer {
+  /** the random id of this page */
+  page: string;
+  /** the user name this page claims, once known */
+  username(): string | null;
+  /** ids of the questions this page sent an answer to, for this widget */
+  answered: { has(id: string): boolean; add(id: string): void };
+}
+
 /** What the parts of one view share. */
 export interface ViewContext {
   /** send a message to the kernel, unless the view is gone */
   send(message: FrontendMessage): void;
+  /** send an answer, with this page's claimed user and id, and note that this view answered */
+  answer(message: AnswerMessage): void;
+  viewer: Viewer;
   ticker: Ticker;
   /** an id unique in the page, for `id`/`for`/`name` attributes */
   uid(): string;

@@ -141,7 +141,7 @@ export function buildPermission(ctx, card, question) {
     waiting = true;
     setDisabled(controls, true);
     setText(status, decision === "allow" ? "Allowing…" : "Denying…");
-    ctx.send(message);
+    ctx.answer(message);
   };
   allow.addEventListener("click", () => answer("allow"));
   deny.addEventListener("click", () => answer("deny"));

@@ -66,6 +66,9 @@ export interface Settlement {
   rule: string | null;
   by: DecidedBy;
   note: string;
+  username: string | null;
+  display_name: string | null;
+  page: string | null;
 }
 
 /** One option of a choice, as a view shows it. */
@@ -163,6 +166,9 @@ export interface AnswerMessage {
   arguments?: Record<string, unknown> | null;
   remember?: Scope | null;
   note?: string;
+  username?: string | null;
+  display_name?: string | null;
+  page?: string | null;
 }
 
 /** Frontend to kernel: cancel a running call. */

@@ -6,7 +6,7 @@ import { sameValue } from "./arguments-editor.js";
 import { buildChoice } from "./choice.js";
 import { cssToken, questionSection, validOptions } from "./controls.js";
 import { h, prettyJson, setText } from "./dom.js";
-import { describeAnswer } from "./labels.js";
+import { describeAnswer, lateNotice } from "./labels.js";
 import { buildPermission } from "./permission.js";
 import { isObject } from "./state.js";
 
@@ -46,7 +46,7 @@ export function questionKey(question) {
  */
 export function buildQuestion(ctx, card) {
   const question = card.question;
-  if (!isOpen(question)) return buildAnswered(card, question);
+  if (!isOpen(question)) return buildAnswered(card, question, ctx.viewer);
   if (question.kind === "permission") return buildPermission(ctx, card, question);
   if (question.kind === "choice") return buildChoice(ctx, question);
   const el = questionSection("unknown", {}, [h("p", { text: "This question cannot be answered here." })]);
@@ -67,9 +67,10 @@ export function approvedArguments(card) {
 /**
  * @param {Card} card
  * @param {Question} question
+ * @param {import("./model").Viewer} viewer
  * @returns {QuestionView}
  */
-function buildAnswered(card, question) {
+function buildAnswered(card, question, viewer) {
   const answer = isObject(question.answer) ? question.answer : null;
   const decision = answer ? String(answer.decision ?? "") : "";
   const el = h("section", {
@@ -79,7 +80,9 @@ function buildAnswered(card, question) {
   if (question.kind === "choice" && typeof question.prompt === "string") {
     el.append(h("p", { class: "mead-question-prompt", text: question.prompt }));
   }
-  el.append(h("p", { class: "mead-decision", text: describeAnswer(question) }));
+  el.append(h("p", { class: "mead-decision", text: describeAnswer(question, viewer) }));
+  const late = lateNotice(question, viewer);
+  if (late) el.append(h("p", { class: "mead-too-late", role: "alert", text: late }));
   const asked = h("pre", { class: "mead-asked-args", "aria-label": "Arguments asked for" });
   const approved = h("pre", { class: "mead-approved-args", "aria-label": "Arguments approved" });
   const edited = h("div", { class: "mead-edited" }, [

@@ -95,13 +95,14 @@ export function statusLabel(card) {
 /**
  * How the card's question was settled ("Allowed by you"), or "" when it has none or is open.
  * @param {Card} card
+ * @param {import("./model").Viewer | null} [viewer] the page that shows it
  * @returns {string}
  */
-export function decisionText(card) {
+export function decisionText(card, viewer = null) {
   if (card.decided_by === "agent") return AGENT_DECIDED;
   const question = card.question;
   if (!isObject(question) || isOpen(question)) return "";
-  return describeAnswer(/** @type {Question} */ (question));
+  return describeAnswer(/** @type {Question} */ (question), viewer);
 }
 
 /**
@@ -157,11 +158,12 @@ export function escapeMarkdown(text) {
  * The card as Markdown: one heading line (tool, server, outcome, decision), its
  * arguments, and its result or error; a question shows its prompt and options.
  * @param {Card} card
+ * @param {import("./model").Viewer | null} [viewer] the page that copies it
  * @returns {string}
  */
-export function cardMarkdown(card) {
+export function cardMarkdown(card, viewer = null) {
   const label = statusLabel(card);
-  const decision = decisionText(card);
+  const decision = decisionText(card, viewer);
   const state = decision && decision !== label ? `${label} · ${decision}` : label;
   /** @type {string[]} */
   const parts = [];
@@ -271,9 +273,10 @@ export function pickedIds(question) {
 /**
  * The whole turn as Markdown: the prompt, then text and calls in order, then how it ended.
  * @param {TurnState} state
+ * @param {import("./model").Viewer | null} [viewer] the page that copies it
  * @returns {string}
  */
-export function turnMarkdown(state) {
+export function turnMarkdown(state, viewer = null) {
   /** @type {string[]} */
   const parts = [];
   if (state.prompt) parts.push(state.prompt.split("\n").map((line) => `> ${line}`).join("\n"));
@@ -284,7 +287,7 @@ export function turnMarkdown(state) {
       const text = state.text.slice(item.start, item.end).trim();
       if (text) parts.push(text);
     } else {
-      for (const id of item.ids) parts.push(cardMarkdown(state.calls[id]));
+      for (const id of item.ids) parts.push(cardMarkdown(state.calls[id], viewer));
     }
   }
   if (state.error) parts.push(`**Error:** ${escapeMarkdown(state.error)}`);

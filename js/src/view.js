@@ -8,6 +8,7 @@ import { CardView } from "./card.js";
 import { PLAN_GLYPH, PROTOCOL_VERSION, STOP_REASON, TURN_STATUS } from "./constants.gen.js";
 import { Ticker } from "./countdown.js";
 import { cancelFrame, h, requestFrame, setAttr, setShown, setText } from "./dom.js";
+import { Whoami, answeredFor, pageId } from "./identity.js";
 import { MarkdownView } from "./markdown.js";
 import { lookup } from "./labels.js";
 import { cssToken } from "./question.js";
@@ -44,11 +45,26 @@ export class TurnView {
     this.ticker = new Ticker();
     const viewId = nextViewId++;
     let counter = 0;
+    const whoami = new Whoami(model);
+    const page = pageId();
+    /** @type {import("./model").Viewer} */
+    const viewer = { page, username: () => whoami.current()?.username ?? null, answered: answeredFor(widgetKey(model)) };
     /** @type {ViewContext} */
     this.ctx = {
       send: (message) => {
         if (!this.disposed) this.model.send(message);
       },
+      answer: (message) => {
+        if (this.disposed) return;
+        viewer.answered.add(message.question_id);
+        const identity = whoami.current();
+        /** @type {import("./model").AnswerMessage} */
+        const stamped = { ...message, page };
+        if (identity?.username) stamped.username = identity.username;
+        if (identity?.display_name) stamped.display_name = identity.display_name;
+        this.model.send(stamped);
+      },
+      viewer,
       ticker: this.ticker,
       uid: () => `mead-${viewId}-${counter++}`,
       keyboard: () => this.model.get("keyboard") !== false,
@@ -243,7 +259,7 @@ export class TurnView {
 
   /** Copy the turn as Markdown (text and calls in order) and say whether it worked. */
   async copyMarkdown() {
-    const markdown = turnMarkdown(readState(this.model));
+    const markdown = turnMarkdown(readState(this.model), this.ctx.viewer);
     let copied = false;
     try {
       await navigator.clipboard.writeText(markdown);
@@ -300,6 +316,20 @@ export class TurnView {
     this.ticker.dispose();
     this.root.remove();
   }
+}
+
+/**
+ * A key of the widget unique in the page: the kernel session's shared frontend model
+ * and the widget's `mead-key-<n>` class (a fresh key when neither is there).
+ * @param {TurnModel} model
+ * @returns {string}
+ */
+function widgetKey(model) {
+  const frontend = model.get("_frontend");
+  /** @type {unknown} */
+  const classes = /** @type {{get(name: string): unknown}} */ (/** @type {unknown} */ (model)).get("_dom_classes");
+  const key = Array.isArray(classes) ? classes.find((c) => typeof c === "string" && c.startsWith("mead-key-")) : null;
+  return typeof frontend === "string" && typeof key === "string" ? `${frontend}/${key}` : `view-${nextViewId}`;
 }
 
 /**

@@ -1,6 +1,8 @@
 // A stand-in for the model anywidget hands to `initialize` and `render`: one
 // shared state, Backbone-like change events (no event when the value is deeply
-// equal), and a record of everything sent to the kernel.
+// equal), and a record of everything sent to the kernel. The page id every
+// answer carries is kept apart, in `answerPages` (test/who.test.js checks it), so
+// that the other tests compare what the person answered.
 
 import widget from "../src/index.js";
 
@@ -19,6 +21,7 @@ export class FakeModel {
     this.state = structuredClone({ ...DEFAULTS, ...state });
     this.listeners = [];
     this.sent = [];
+    this.answerPages = [];
     this.saves = 0;
     this.sets = [];
     this.widget_manager = widgetManager;
@@ -48,7 +51,12 @@ export class FakeModel {
   }
 
   send(message) {
-    this.sent.push(structuredClone(message));
+    const copy = structuredClone(message);
+    if (copy.type === "answer") {
+      this.answerPages.push(copy.page);
+      delete copy.page;
+    }
+    this.sent.push(copy);
   }
 
   save_changes() {

@@ -74,8 +74,10 @@ def make_answer(
     text: str | None = None,
     arguments: dict[str, Any] | None = None,
     rule: Rule | None = None,
+    person: AnswerMessage | None = None,
 ) -> Settlement:
-    """A :class:`~.protocol.Settlement` with every field set."""
+    """A :class:`~.protocol.Settlement` with every field set; ``person``: the answer
+    whose view's claimed user and page it records."""
     return Settlement(
         decision=decision,
         option_id=option_ids[0] if option_ids else None,
@@ -85,6 +87,9 @@ def make_answer(
         rule=None if rule is None else str(rule),
         by=by,
         note=short(note) or "",
+        username=None if person is None else person.get("username"),
+        display_name=None if person is None else person.get("display_name"),
+        page=None if person is None else person.get("page"),
     )
 
 
@@ -102,7 +107,9 @@ def _permission(asked: Asked, message: AnswerMessage) -> Interpretation | str:
     if not asked.editable:
         note = ""
     if decision == "deny":
-        return Interpretation(make_answer("deny", "person", note), Deny("rejected", note))
+        return Interpretation(
+            make_answer("deny", "person", note, person=message), Deny("rejected", note)
+        )
     request = asked.request
     edited = message["arguments"]
     if edited is not None and not asked.editable:
@@ -118,14 +125,14 @@ def _permission(asked: Asked, message: AnswerMessage) -> Interpretation | str:
         rule = rule_for(request, message["remember"]) if request is not None else None
         if rule is None:
             return f"'Allow always' for this {message['remember']} is not offered here"
-    answer = make_answer("allow", "person", note, arguments=edited, rule=rule)
+    answer = make_answer("allow", "person", note, arguments=edited, rule=rule, person=message)
     return Interpretation(answer, Allow(arguments=edited), rule)
 
 
 def _choice(asked: Asked, message: AnswerMessage) -> Interpretation | str:
     note, text, picked = message["note"], message["text"], message["option_ids"]
     if text is not None:
-        answer = make_answer("picked", "person", note, text=text)
+        answer = make_answer("picked", "person", note, text=text, person=message)
         return Interpretation(answer, Answered(text))
     if not picked:
         return "a choice needs options or an Other text"
@@ -134,7 +141,7 @@ def _choice(asked: Asked, message: AnswerMessage) -> Interpretation | str:
         return f"unknown options {unknown}"
     if len(picked) > 1 and not asked.multiple:
         return "this question takes one option"
-    answer = make_answer("picked", "person", note, option_ids=picked)
+    answer = make_answer("picked", "person", note, option_ids=picked, person=message)
     return Interpretation(answer, Picked(picked[0], tuple(picked[1:])))
 
 

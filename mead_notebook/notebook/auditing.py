@@ -41,6 +41,9 @@ class Auditor:
             approved_arguments=answer["arguments"],
             rule=answer["rule"],
             note=answer["note"],
+            username=answer.get("username"),
+            display_name=answer.get("display_name"),
+            page=answer.get("page"),
             answer={"option_ids": answer["option_ids"], "text": answer["text"]}
             if q.kind == "choice"
             else None,

@@ -14,6 +14,8 @@ from typing import Final
 __all__ = [
     "AGENT_DECIDED",
     "BY",
+    "BY_NAME",
+    "BY_OTHER_VIEW",
     "CLASS_HINT",
     "DECISION",
     "KIND_HINT",
@@ -22,8 +24,11 @@ __all__ = [
     "PLAN_GLYPH",
     "STATUS_LABEL",
     "STOP_REASON",
+    "TOO_LATE",
+    "TOO_LATE_SETTLED",
     "TURN_STATUS",
     "UNMADE",
+    "VERDICT_DONE",
 ]
 
 OUTCOME_LABEL: Final[dict[str, str]] = {
@@ -53,7 +58,20 @@ BY: Final[dict[str, str]] = {
     "kernel": "by the kernel",
     "agent": "by the agent",
 }
-"""Who settled a question, as the end of a sentence."""
+"""Who settled a question, as the end of a sentence. ``person`` reads "by you" only in
+the page that answered (or another page of the same user); elsewhere
+:data:`BY_NAME` or :data:`BY_OTHER_VIEW`."""
+BY_NAME: Final = "by {name}"
+"""A person's answer seen from another page, which claimed the user ``name``."""
+BY_OTHER_VIEW: Final = "by another view"
+"""A person's answer seen from another page, which claimed no user name."""
+TOO_LATE: Final = "Too late: {who} already {verdict} this; your answer was not used."
+"""What a view whose answer arrived after the question was settled says (``who``: a
+name or "another view") when a person answered first."""
+TOO_LATE_SETTLED: Final = "Too late: this was settled first ({how}); your answer was not used."
+"""The same when nobody answered first (a rule, the timeout, the kernel): ``how`` says how."""
+VERDICT_DONE: Final[dict[str, str]] = {"allow": "allowed", "deny": "denied", "picked": "answered"}
+"""A person's verdict as ``TOO_LATE`` says it."""
 DECISION: Final[dict[str, str]] = {
     "allow": "Allowed",
     "deny": "Denied",

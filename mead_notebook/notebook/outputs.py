@@ -107,6 +107,26 @@ class Outputs:
         if widget_id is not None:
             self._publish(widget_bundle, widget_id, True)
 
+    def waiting(self, bundle: Bundle) -> None:
+        """Publish what waits for a person (``fallback.py``) where a page without the widget sees
+        it: the transcript's output, added to the widget's cell while that cell runs; never raises.
+
+        The widget output itself is not updated: JupyterLab would draw a new view of the
+        widget for each update, losing what the person was typing in the old one.
+        """
+        try:
+            with self._lock:
+                transcript_id, shown_in = self.transcript_display_id, self.shown_in
+            if transcript_id is not None:
+                self._publish(bundle, transcript_id, True)
+                return
+            if shown_in is not None and shown_in == self._request():
+                found = self._publish(bundle, True, False)
+                with self._lock:
+                    self.transcript_display_id = found
+        except Exception:
+            log.exception("what waits could not be published")
+
     def turn_ended(self, widget: Callable[[], Bundle], state: Callable[[], TurnState]) -> None:
         """Publish the widget's final summary and the static transcript; never raises.
 

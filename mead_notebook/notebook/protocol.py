@@ -9,6 +9,8 @@ text from the frontend is made safe to send back (no lone surrogates).
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 from collections.abc import Mapping
 from typing import Any, Final, Literal, TypedDict
 
@@ -46,18 +48,21 @@ __all__ = [
     "TextMessage",
     "ThoughtMessage",
     "Verdict",
+    "claimed_name",
     "clean_text",
     "clean_value",
     "parse",
 ]
 
-PROTOCOL_VERSION: Final = 2
+PROTOCOL_VERSION: Final = 3
 """The version of this protocol, synced as the ``protocol_version`` trait.
 
 1: state saved before the protocol had a version (no trait; views read it with
 their shims for missing fields). 2: cards carry ``kind``, ``content``,
 ``locations`` and ``decided_by``; a permission says whether it is ``editable``;
-the turn has a ``plan`` and ``thoughts``. A view renders any version up to its
+the turn has a ``plan`` and ``thoughts``. 3: a person's answer says who gave it
+(``username``, ``display_name`` and ``page`` of the view that answered, as that
+view claimed them). A view renders any version up to its
 own; state of a newer version renders what the view knows, with a note that
 the page's frontend is older than the kernel's.
 """
@@ -85,7 +90,9 @@ class Settlement(TypedDict):
     ``multiple``; ``option_id`` is the first); ``text`` is an "Other" answer;
     ``arguments`` the arguments the person approved when they differ from the
     request's; ``rule`` describes the "Allow always" rule that answered (``by``
-    ``rule``) or that this answer made.
+    ``rule``) or that this answer made. ``username``, ``display_name`` and
+    ``page`` say which view's person answered (``by`` ``person``), as that view
+    claimed them (not an authentication); None when it said nothing.
     """
 
     decision: Verdict
@@ -96,6 +103,9 @@ class Settlement(TypedDict):
     rule: str | None
     by: DecidedBy
     note: str
+    username: str | None
+    display_name: str | None
+    page: str | None
 
 
 class ChoiceOption(TypedDict):
@@ -221,6 +231,9 @@ class AnswerMessage(TypedDict):
     edited ``arguments`` and ``remember`` (the scope of an "Allow always"). A
     choice carries ``option_ids`` (or the older single ``option_id``) or an
     "Other" ``text``, and no decision. ``note`` is the person's reason.
+    ``username`` and ``display_name`` are who the page says its user is (the
+    Jupyter server's identity, or the kernel connection's user name), ``page`` a
+    random id of the answering page; a malformed one is read as None.
     """
 
     type: Literal["answer"]
@@ -232,6 +245,9 @@ class AnswerMessage(TypedDict):
     arguments: dict[str, Any] | None
     remember: Scope | None
     note: str
+    username: str | None
+    display_name: str | None
+    page: str | None
 
 
 class CancelMessage(TypedDict):
@@ -280,6 +296,9 @@ MAX_OPTIONS = 50
 """Most options one answer may pick."""
 MAX_ARGUMENTS = 100_000
 """Largest edited arguments accepted, in characters of JSON."""
+MAX_NAME = 100
+"""Longest user name or display name accepted from a frontend; a longer one is unknown."""
+_PAGE: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
 MAX_BLOCK_TEXT = 200_000
 """Longest text kept in one field of a content block (a diff's side, an output)."""
 MAX_BLOCKS = 50
@@ -375,7 +394,31 @@ def _parse_answer(content: Mapping[str, Any]) -> AnswerMessage | str:
         arguments=None if arguments is None else clean_value(arguments),
         remember=remember,
         note=clean_text(note, MAX_NOTE),
+        username=claimed_name(content.get("username")),
+        display_name=claimed_name(content.get("display_name")),
+        page=_page(content.get("page")),
     )
+
+
+def _page(value: object) -> str | None:
+    """A page id (letters, digits, ``-`` and ``_``, 64 at most), or None."""
+    return value if isinstance(value, str) and _PAGE.fullmatch(value) else None
+
+
+def claimed_name(value: object) -> str | None:
+    """A user name a frontend claims, trimmed; None when missing, empty, too long or odd.
+
+    Odd: control or format characters (which could disguise the name in a log or
+    a view), or lone surrogates.
+    """
+    if not isinstance(value, str):
+        return None
+    name = value.strip()
+    if not name or len(name) > MAX_NAME or clean_text(name) != name:
+        return None
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in name):
+        return None
+    return name
 
 
 def _option_ids(content: Mapping[str, Any]) -> list[str] | str | None:

@@ -103,6 +103,7 @@ class Questions:
         fallback: Policy | None = None,
         settled: Callable[[QuestionState], None] | None = None,
         presence: Presence | None = None,
+        waiting: Callable[[list[QuestionState]], None] | None = None,
     ) -> None:
         self.timeout = timeout
         self.grace = grace
@@ -112,6 +113,8 @@ class Questions:
         self._wait = wait
         self._on_settled = settled
         self._presence = presence
+        self._on_waiting = waiting
+        self._for_person: dict[str, QuestionState] = {}
         self._lock = threading.RLock()
         self._ids = itertools.count(1)
         self._all: OrderedDict[str, QuestionState] = OrderedDict()
@@ -284,6 +287,8 @@ class Questions:
                     if rendered:
                         q.wake.clear()
                     shown = self.displayed_at
+                if rendered:
+                    self._waits_for_person(q, True)
                 if rendered and presence is not None:
                     presence.start()
                     presence.tick()
@@ -313,10 +318,27 @@ class Questions:
             )
             raise
         finally:
+            self._waits_for_person(q, False)
             with self._lock:
                 idle = not self._open
             if idle and presence is not None:
                 presence.stop()
+
+    def _waits_for_person(self, q: QuestionState, waits: bool) -> None:
+        """Tell ``waiting`` when a question starts or stops waiting for a person who can see it."""
+        with self._lock:
+            if waits == (q.id in self._for_person):
+                return
+            if waits:
+                self._for_person[q.id] = q
+            else:
+                del self._for_person[q.id]
+            now = list(self._for_person.values())
+        if self._on_waiting is not None:
+            try:
+                self._on_waiting(now)
+            except Exception:
+                log.exception("telling what waits failed")
 
     def _unattended(self, q: QuestionState, nobody: Callable[[], Result]) -> None:
         try:

@@ -31,7 +31,7 @@ from ..interaction import (
     Update,
 )
 from ..turn import TurnResult
-from . import cards
+from . import cards, fallback
 from . import waiting as _waiting
 from .auditing import Auditor
 from .outputs import Outputs
@@ -101,6 +101,7 @@ class NotebookInteraction(SyncedTurn):
             fallback=fallback,
             settled=self._audit_decision,
             presence=self._presence,
+            waiting=self._waiting_changed,
         )
         super().__init__(keyboard=keyboard, **kwargs)
         if audit is not None:
@@ -321,6 +322,13 @@ class NotebookInteraction(SyncedTurn):
             with self._lock:
                 card = self._card(q.tool_call_id)
             self._auditor.decided(card, q)
+
+    def _waiting_changed(self, questions: list[QuestionState]) -> None:
+        """Say what waits in the output a page that cannot draw the widget shows."""
+        with self._lock:
+            asked = [(q, self.calls.get(q.tool_call_id)) for q in questions]
+            key = self.model_id
+        self._outputs.waiting(fallback.bundle(key, fallback.waiting_text(asked)))
 
     def _ping(self, seq: int) -> None:
         self.send(PingMessage(type="ping", seq=seq))

@@ -41,11 +41,21 @@ class JupyterServer:
     """A Jupyter server process with its own config, data, runtime and root dirs.
 
     ``app`` is ``"lab"`` (JupyterLab) or ``"notebook"`` (Notebook 7). Kernels run the
-    project's venv python with the repository on ``PYTHONPATH``. ``args`` go on the
-    server's command line after the defaults (``--gateway-url=...``, say).
+    project's venv python with the repository on ``PYTHONPATH``. Real-time
+    collaboration (``jupyter-collaboration``, when installed) is off unless
+    ``collaborative``; ``args`` go on the server's command line after the defaults
+    (``--gateway-url=...``, say).
     """
 
-    def __init__(self, base: Path, app: str = "lab", args: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        base: Path,
+        app: str = "lab",
+        args: Sequence[str] = (),
+        *,
+        collaborative: bool = False,
+    ) -> None:
+        self.collaborative = collaborative
         if app not in ("lab", "notebook"):
             raise ValueError(f"app must be 'lab' or 'notebook', not {app!r}")
         self.app = app
@@ -117,6 +127,7 @@ class JupyterServer:
             f"--ServerApp.root_dir={self.root}",
             "--ServerApp.open_browser=False",
             "--ServerApp.allow_root=True",
+            f"--YDocExtension.disable_rtc={not self.collaborative}",
         ]
         if self.app == "lab":
             cmd += [

@@ -72,6 +72,9 @@ def test_bad_answers_are_ignored_and_a_valid_one_settles(
         "rule": None,
         "by": "person",
         "note": "not today",
+        "username": None,
+        "display_name": None,
+        "page": None,
     }
     assert last_card(c, "call_2")["question"] is None
     assert any("unknown question" in r.getMessage() for r in caplog.records)
@@ -211,6 +214,9 @@ def test_fallback_policy_decides_for_a_headless_run(make: Any) -> None:
         "rule": None,
         "by": "fallback",
         "note": "",
+        "username": None,
+        "display_name": None,
+        "page": None,
     }
 
 
