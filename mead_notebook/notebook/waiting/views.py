@@ -43,9 +43,9 @@ __all__ = [
     "set_timing",
 ]
 
-PING_EVERY: Final = 2.0
+PING_EVERY: Final = 3.0
 """How often a waiting question asks its views whether they are there (seconds)."""
-ANSWER_WITHIN: Final = 0.5
+ANSWER_WITHIN: Final = 1.5
 """How long a ping waits for a pong before no view is thought left (seconds)."""
 ANNOUNCE_EVERY: Final = 3.0
 """How often the widget is announced again while no view is left (seconds)."""
