@@ -152,7 +152,6 @@ def openai_agents_runs(calls: int, shape: str) -> Runs:
 def claude_agent_runs(calls: int, shape: str) -> Runs:
     """Claude Code: the SDK's client alone, streamed, and the adapter (see the module docstring)."""
     from claude_agent_sdk import (
-        ClaudeAgentOptions,
         ClaudeSDKClient,
         HookMatcher,
         PermissionResultAllow,
@@ -175,21 +174,11 @@ def claude_agent_runs(calls: int, shape: str) -> Runs:
     turns: list[Any] = [[u] for u in uses] if shape == "sequential" else [uses]
     server = AgentServer([*turns, [Text("done")]]).__enter__()
     home = Path(tempfile.mkdtemp(prefix="mead-bench-"))
-    env = {
-        "ANTHROPIC_BASE_URL": server.url,
-        "ANTHROPIC_API_KEY": "bench",
-        "HOME": str(home),
-        "CLAUDE_CONFIG_DIR": str(home / ".claude"),
-        "ENABLE_TOOL_SEARCH": "false",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-    }
 
     def options(**extra: Any) -> Any:
-        return ClaudeAgentOptions(
+        return server.options(
             cwd=str(home),
-            env=env,
-            setting_sources=[],
-            model="claude-sonnet-4-5",
+            env={"HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude")},
             max_turns=calls + 5,
             mcp_servers={"bench": create_sdk_mcp_server("bench", tools=[claude_noop])},
             **extra,

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from claude_agent_sdk import (
-    ClaudeAgentOptions,
     ToolAnnotations,
     ToolResultBlock,
     UserMessage,
@@ -107,22 +106,10 @@ class Harness:
         self.agent = AgentServer([_turn(r) for r in replies]).__enter__()
         home = self.dir / "home"
         home.mkdir(exist_ok=True)
-        env = {
-            "ANTHROPIC_BASE_URL": self.agent.url,
-            "ANTHROPIC_API_KEY": "test",
-            "HOME": str(home),
-            "CLAUDE_CONFIG_DIR": str(home / ".claude"),
-            "ENABLE_TOOL_SEARCH": "false",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "DISABLE_TELEMETRY": "1",
-            "DISABLE_AUTOUPDATER": "1",
-            "DISABLE_ERROR_REPORTING": "1",
-        }
-        options = ClaudeAgentOptions(
+        env = {"HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude")}
+        options = self.agent.options(
             cwd=str(self.dir),
             env=env,
-            setting_sources=[],
-            model="claude-sonnet-4-5",
             mcp_servers={
                 SERVER: self.mcp(),
                 claude_agent.ASK_USER_SERVER: claude_agent.ask_user_server(),

@@ -37,18 +37,9 @@ def cwd(tmp_path: Path) -> Path:
 
 
 def options(server: AgentServer, home: Path, cwd: Path) -> ClaudeAgentOptions:
-    env = {
-        "ANTHROPIC_BASE_URL": server.url,
-        "ANTHROPIC_API_KEY": "test",
-        "HOME": str(home),
-        "CLAUDE_CONFIG_DIR": str(home / ".claude"),
-        "ENABLE_TOOL_SEARCH": "false",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "DISABLE_TELEMETRY": "1",
-        "DISABLE_AUTOUPDATER": "1",
-        "DISABLE_ERROR_REPORTING": "1",
-    }
-    return ClaudeAgentOptions(cwd=str(cwd), env=env, setting_sources=[], model="claude-sonnet-4-5")
+    return server.options(
+        cwd=str(cwd), env={"HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude")}
+    )
 
 
 def clis() -> list[psutil.Process]:

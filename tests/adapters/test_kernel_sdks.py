@@ -11,6 +11,8 @@ import pytest
 from kernel.frontend import Frontend, ready_kernel, reset
 from servers.anthropic_agent_server import AgentServer, Use
 
+from mead_notebook.adapters.claude_agent.scripted import MODEL
+
 from .test_kernel import ALLOW, CONFIGS, DENY, calls, result_of
 
 pytestmark = pytest.mark.kernel
@@ -154,20 +156,13 @@ def claude(tmp_path: Path, script: Callable[[Path], list[Any]]) -> Iterator[tupl
     home.mkdir()
     cwd.mkdir()
     with AgentServer(script(cwd)) as server:
-        env = {
-            "ANTHROPIC_BASE_URL": server.url,
-            "ANTHROPIC_API_KEY": "test",
-            "HOME": str(home),
-            "CLAUDE_CONFIG_DIR": str(home / ".claude"),
-            "ENABLE_TOOL_SEARCH": "false",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        }
+        env = {**server.env(), "HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude")}
         yield (
             cwd,
             (
                 "from claude_agent_sdk import ClaudeAgentOptions\n"
                 f"o = ClaudeAgentOptions(cwd={str(cwd)!r}, env={env!r}, setting_sources=[],"
-                " model='claude-sonnet-4-5')\n"
+                f" model={MODEL!r})\n"
             ),
         )
 
