@@ -27,7 +27,7 @@ fi
 [ -x .venv/bin/uv ] || .venv/bin/python -m pip install -q uv
 export VIRTUAL_ENV="$root/.venv"
 echo "setup: Python packages"
-.venv/bin/uv pip install -q -e ".[dev,openai,anthropic,mcp,langchain,pydantic-ai,acp,openai-agents,claude-agent]"
+.venv/bin/uv pip install -q -c scripts/constraints.txt -e ".[dev,openai,anthropic,mcp,langchain,pydantic-ai,acp,openai-agents,claude-agent]"
 # The build writes the frontend's protocol types from the Python package: install it first.
 (cd js && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent)
 if [ $minimal = 0 ]; then

@@ -120,13 +120,24 @@ class Latencies:
     From the page's click event (its ``timeStamp``, as epoch time through
     ``performance.timeOrigin``) to the kernel's ``time.time()`` when the turn went on:
     the tool started (an allowed call) or the question returned (a denial, a choice).
+    A stamp that holds an agent's own work too (a file's mtime where an agent reports
+    no tool start) is kept by name but out of the pooled p50/p95 (``pooled=False``).
     """
 
     def __init__(self) -> None:
         self.ms: dict[str, list[float]] = {}
+        self.unpooled: set[str] = set()
         self.skew_ms: list[float] = []
 
-    def measure(self, nb: NotebookPage, test: str, labels: tuple[str, ...], kind: str) -> None:
+    def measure(
+        self,
+        nb: NotebookPage,
+        test: str,
+        labels: tuple[str, ...],
+        kind: str,
+        *,
+        pooled: bool = True,
+    ) -> None:
         """Pair the page's clicks on ``labels`` with the kernel's ``kind`` stamps, in order."""
         clicks = nb.clicks(*labels)
         stamps = nb.kernel_stamps(kind)
@@ -136,9 +147,13 @@ class Latencies:
             for click, stamp in zip(clicks, stamps, strict=True)
         )
         self.skew_ms.extend(abs(click["skew"]) for click in clicks)
+        if not pooled:
+            self.unpooled.add(test)
 
     def write(self, path: Path) -> None:
-        values = sorted(v for samples in self.ms.values() for v in samples)
+        values = sorted(
+            v for test, samples in self.ms.items() if test not in self.unpooled for v in samples
+        )
         report = {
             "unit": "milliseconds",
             "what": "from the page's click event (event.timeStamp + performance.timeOrigin) "
@@ -149,6 +164,7 @@ class Latencies:
             "p95": percentile(values, 95),
             "max_clock_skew": round(max(self.skew_ms), 3) if self.skew_ms else None,
             "tests": dict(sorted(self.ms.items())),
+            "not_pooled": sorted(self.unpooled),
         }
         path.write_text(json.dumps(report, indent=2) + "\n")
         WRITTEN.update(report)

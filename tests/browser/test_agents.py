@@ -83,5 +83,5 @@ def test_allow_on_a_claude_diff_card_writes_the_file(
     expect(card).to_contain_text("Completed")
     expect(card).to_contain_text("Allowed by you")
     lab.shot("allowed")
-    latencies.measure(lab, "lab_claude_allow_diff", ("Allow",), "TOOL")
+    latencies.measure(lab, "lab_claude_allow_diff", ("Allow",), "TOOL", pooled=False)
     latencies.measure(lab, "lab_claude_allow_diff_answered", ("Allow",), "UNBLOCKED")

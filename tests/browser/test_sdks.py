@@ -114,4 +114,4 @@ def test_allow_a_claude_code_write_after_its_diff(lab: NotebookPage, latencies: 
     expect(card).to_contain_text("Allowed by you")
     expect(lab.turn().locator(".mead-transcript")).to_contain_text("All done.")
     lab.shot("allowed")
-    latencies.measure(lab, "lab_claude_agent_allow", ("Allow",), "TOOL")
+    latencies.measure(lab, "lab_claude_agent_allow", ("Allow",), "TOOL", pooled=False)
