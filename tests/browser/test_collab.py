@@ -2,9 +2,12 @@
 
 Bob opens the notebook before Alice runs the cell: his page does not trust the
 new output, so it draws no widget and reads the cell's text of what waits. He
-trusts the notebook and gets the card. Both click at once: Alice's answer counts,
-each page says who decided, and the audit records the name Alice's page claimed.
-(The too-late notice of Bob's page is checked in js/test/who.test.js only.)
+trusts the notebook and gets the card. Alice allows while Bob's page hears nothing
+from the kernel (its kernel websocket is held), so Bob clicks Allow on a card still
+open for him: his answer reaches the kernel after Alice's and is ignored. Once his
+page hears the rest, it says Alice allowed and that his answer came too late; hers
+says "by you", and the audit records only Alice's decision, with the name her page
+claimed.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, WebSocketRoute, expect
 
 from .identities import COOKIE, PEOPLE
 from .pages import CLICK_RECORDER, OPEN_TIMEOUT, NotebookPage
@@ -36,6 +39,65 @@ w = NotebookInteraction(audit="calls.jsonl", timeout=240)
 m = ScriptedModel([[ToolCall("write_file", {"path": "a.txt"})], ["Done."]])
 Router(m, [write_file]).run("write it", interaction=w)
 """
+
+KERNEL_CHANNELS = re.compile(r"/api/kernels/[^/]+/channels")
+
+
+class KernelGate:
+    """Sits between a page and its kernel's websocket: holds what the kernel sends
+    to the page while ``hold`` is on, passes everything the page sends."""
+
+    def __init__(self, page: Page) -> None:
+        self.holding = False
+        self.held: list[tuple[WebSocketRoute, str | bytes]] = []
+        self.sent: list[str | bytes] = []
+        self.received: list[str | bytes] = []
+        page.route_web_socket(KERNEL_CHANNELS, self._route)
+
+    def _route(self, ws: WebSocketRoute) -> None:
+        server = ws.connect_to_server()
+        ws.on_message(lambda message: self._to_kernel(server, message))
+        server.on_message(lambda message: self._to_page(ws, message))
+
+    def _to_kernel(self, server: WebSocketRoute, message: str | bytes) -> None:
+        self.sent.append(message)
+        server.send(message)
+
+    def _to_page(self, ws: WebSocketRoute, message: str | bytes) -> None:
+        self.received.append(message)
+        if self.holding:
+            self.held.append((ws, message))
+        else:
+            ws.send(message)
+
+    def hold(self) -> None:
+        self.holding = True
+
+    def release(self) -> None:
+        """Deliver what was held, in order, and stop holding."""
+        self.holding = False
+        held, self.held = self.held, []
+        for ws, message in held:
+            ws.send(message)
+
+    def answers(self) -> list[str]:
+        """The msg_ids of the answers the page sent its kernel."""
+        return [m for m in (answer_id(message) for message in self.sent) if m is not None]
+
+    def kernel_done_with(self, msg_id: str) -> bool:
+        """Whether the kernel said it is idle after handling message ``msg_id``."""
+        return any(
+            msg_id.encode() in raw and b'"idle"' in raw
+            for raw in (m if isinstance(m, bytes) else m.encode() for m in self.received)
+        )
+
+
+def answer_id(message: str | bytes) -> str | None:
+    raw = message if isinstance(message, bytes) else message.encode()
+    if b'"type": "answer"' not in raw and b'"type":"answer"' not in raw:
+        return None
+    found = re.search(rb'"msg_id":\s*"([^"]+)"', raw)
+    return found.group(1).decode() if found else None
 
 
 @pytest.fixture(scope="module")
@@ -74,6 +136,7 @@ def test_two_people_see_who_decided_and_the_audit_names_the_claimed_user(
     chromium: Browser, collab_server: JupyterServer, artifacts: Path
 ) -> None:
     bob_page = person(chromium, collab_server, "bob")
+    gate = KernelGate(bob_page)
     alice_page = person(chromium, collab_server, "alice")
     try:
         bob = NotebookPage(bob_page, collab_server, "two-people", artifacts)
@@ -109,20 +172,39 @@ def test_two_people_see_who_decided_and_the_audit_names_the_claimed_user(
         alice_page.reload()
         alice.wait_ready()
 
-        click = "el => el.click()"
+        # Bob's page hears nothing from the kernel while Alice allows and the kernel
+        # settles; then Bob clicks Allow on his still open card: his answer reaches
+        # the kernel, which ignores it as late; then his page hears it all.
+        gate.hold()
         started = time.monotonic()
-        card.get_by_role("button", name="Allow", exact=True).evaluate(click)
-        # Bob's click right after Alice's: it may find the card settled already.
-        bob_page.evaluate(
-            "() => document.querySelector("
-            "'.mead-card[data-tool=\"write_file\"] .mead-deny')?.click()"
-        )
-
+        card.get_by_role("button", name="Allow", exact=True).click()
         expect(card.locator(".mead-decision")).to_have_text("Allowed by you", timeout=OPEN_TIMEOUT)
-        expect(bob_card.locator(".mead-decision")).to_have_text(f"Allowed by {PEOPLE['alice']}")
+        alice_settled = time.monotonic() - started
+        bob_card.get_by_role("button", name="Allow", exact=True).click()
+        deadline = time.monotonic() + 30
+        while not (gate.answers() and gate.kernel_done_with(gate.answers()[-1])):
+            assert time.monotonic() < deadline, "the kernel never handled Bob's answer"
+            bob_page.wait_for_timeout(100)
+        expect(bob_card.get_by_role("button", name="Allow", exact=True)).to_be_visible()
+        released = time.monotonic()
+        gate.release()
+
+        expect(bob_card.locator(".mead-decision")).to_have_text(
+            f"Allowed by {PEOPLE['alice']}", timeout=OPEN_TIMEOUT
+        )
+        expect(bob_card.locator(".mead-too-late")).to_have_text(
+            f"Too late: {PEOPLE['alice']} already allowed this; your answer was not used."
+        )
+        expect(card.locator(".mead-decision")).to_have_text("Allowed by you")
         expect(card.locator(".mead-too-late")).to_have_count(0)
-        seen_by_both = time.monotonic() - started
+        bob_told = time.monotonic() - released
         alice.wait_output(0, re.compile("Done"))
+        bob.wait_output(0, re.compile("Done"))
+        # The turn's end updates the output; Bob's view still says his answer was late.
+        expect(bob_card.locator(".mead-too-late")).to_have_text(
+            f"Too late: {PEOPLE['alice']} already allowed this; your answer was not used."
+        )
+        expect(card.locator(".mead-decision")).to_have_text("Allowed by you")
 
         lines = [
             json.loads(line)
@@ -133,7 +215,13 @@ def test_two_people_see_who_decided_and_the_audit_names_the_claimed_user(
         assert (decided["username"], decided["display_name"]) == ("alice", PEOPLE["alice"])
         assert isinstance(decided["page"], str)
         (artifacts / "collab.json").write_text(
-            json.dumps({"both_views_settled_s": round(seen_by_both, 3)}, indent=1)
+            json.dumps(
+                {
+                    "alice_click_to_her_view_settled_s": round(alice_settled, 3),
+                    "bob_release_to_too_late_notice_s": round(bob_told, 3),
+                },
+                indent=1,
+            )
         )
     finally:
         for page, name in ((alice_page, "alice"), (bob_page, "bob")):
