@@ -1,5 +1,6 @@
-"""Codex under the widget in a real kernel: Allow on its card runs the command, a
-kernel interrupt stops the turn and leaves none of the agent's processes behind.
+"""Each real agent under the widget in a real kernel: Allow on its card runs the
+command, a kernel interrupt stops the turn and leaves none of the agent's processes
+behind (Codex starts a command in a process group of its own).
 
 The cell runs over the Jupyter protocol while ``tests/kernel/frontend.py`` plays
 the widget's frontend; the fake model server runs in the test's process.
@@ -8,43 +9,37 @@ the widget's frontend; the fake model server runs in the test's process.
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 
 import psutil
 import pytest
 from kernel.frontend import Frontend, kernel_python
-from servers.agent_launch import BIN, EXECUTABLES, launch
-from servers.agent_models import ResponsesAgentServer, RunCommand
+from servers.agent_launch import AGENTS, BIN, EXECUTABLES, GEMINI_MODEL, launch
+from servers.agent_models import (
+    AgentModelServer,
+    AnthropicAgentServer,
+    GeminiAgentServer,
+    ResponsesAgentServer,
+    RunCommand,
+)
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(180)]
 
 VERSION = "7.4.0"
+SERVERS: dict[str, type[AgentModelServer]] = {
+    "claude": AnthropicAgentServer,
+    "codex": ResponsesAgentServer,
+    "gemini": GeminiAgentServer,
+}
 
 
-def agent_group() -> int | None:
-    """The process group of the running codex-acp (its own session), if one runs."""
-    program = str(BIN.parent / "@zed-industries")
-    for proc in psutil.process_iter(["cmdline"]):
-        line = " ".join(proc.info["cmdline"] or [])
-        if program in line or line.startswith(str(BIN / EXECUTABLES["codex"])):
-            try:
-                return os.getpgid(proc.pid)
-            except ProcessLookupError:
-                continue
-    return None
-
-
-def members(group: int) -> list[int]:
-    found = []
-    for proc in psutil.process_iter(["status"]):
-        try:
-            if os.getpgid(proc.pid) == group and proc.info["status"] != psutil.STATUS_ZOMBIE:
-                found.append(proc.pid)
-        except ProcessLookupError:
-            continue
-    return found
+def descendants(pid: int) -> list[int]:
+    """The live processes below ``pid`` (the kernel): the agent, its helpers, its command."""
+    try:
+        return [p.pid for p in psutil.Process(pid).children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
 
 
 def live(pids: list[int]) -> list[int]:
@@ -58,18 +53,18 @@ def live(pids: list[int]) -> list[int]:
     return found
 
 
-def test_a_kernel_interrupt_stops_codex_and_its_command(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", AGENTS)
+def test_a_kernel_interrupt_stops_the_agent_and_its_command(tmp_path: Path, name: str) -> None:
     if not kernel_python(VERSION).exists():
         pytest.fail(f"no kernel environment for ipykernel {VERSION}: run scripts/kernel-envs.sh")
-    if not (BIN / EXECUTABLES["codex"]).exists():
-        pytest.fail("codex-acp is not installed: run scripts/setup.sh (npm ci in tests/agents)")
+    if not (BIN / EXECUTABLES[name]).exists():
+        pytest.fail(f"{name} is not installed: run scripts/setup.sh (npm ci in tests/agents)")
     cwd = tmp_path / "work"
     cwd.mkdir()
     pidfile = cwd / "sleeper.pid"
-    with ResponsesAgentServer(
-        RunCommand(f"echo $$ > {pidfile}; exec sleep 60"), cwd=str(cwd)
-    ) as server:
-        start = launch("codex", server.url, tmp_path)
+    with SERVERS[name](RunCommand(f"echo $$ > {pidfile}; exec sleep 60"), cwd=str(cwd)) as server:
+        start = launch(name, server.url, tmp_path)
+        args = ("-m", GEMINI_MODEL) if name == "gemini" else ()
         fe = Frontend(VERSION, tmp_path, subshell=True)
         try:
             fe.responder = lambda card: {"decision": "allow"}
@@ -77,8 +72,8 @@ def test_a_kernel_interrupt_stops_codex_and_its_command(tmp_path: Path) -> None:
                 "import json\n"
                 "from mead_notebook import NotebookInteraction\n"
                 "from mead_notebook.adapters import acp\n"
-                f"spec = acp.agent('codex', executable={str(BIN / EXECUTABLES['codex'])!r},"
-                f" env=json.loads({json.dumps(start.env)!r}))\n"
+                f"spec = acp.agent({name!r}, executable={str(BIN / EXECUTABLES[name])!r},"
+                f" env=json.loads({json.dumps(start.env)!r}), args={args!r})\n"
                 "result = acp.run(spec, 'Sleep', cwd="
                 f"{str(cwd)!r}, interaction=NotebookInteraction(timeout=60, grace=30))\n"
             )
@@ -87,10 +82,8 @@ def test_a_kernel_interrupt_stops_codex_and_its_command(tmp_path: Path) -> None:
                 lambda: pidfile.exists() and bool(pidfile.read_text().strip()), 60, "the command"
             )
             sleeper = int(pidfile.read_text())
-            group = agent_group()
-            assert group is not None, "no codex-acp process while its command runs"
-            # Codex starts a command in a process group of its own.
-            started = [*members(group), sleeper]
+            started = descendants(fe.pid)
+            assert sleeper in started, (sleeper, started)
             [widget] = fe.widgets.values()
             [card] = widget.cards.values()
             assert card["question"]["answer"]["by"] == "person", card
