@@ -17,7 +17,14 @@ arrives (the same clock: agent and client share the machine).
   fastest run (less exposed to other load on the machine). The target is within
   5% and within 20 ms a call.
 
-Run: .venv/bin/python bench/acp.py [--calls 50] [--repeats 3]
+``--agent claude`` (or ``codex``, ``gemini``: the real agents the tests install,
+``tests/agents``) times what a person waits for with a real agent instead: the
+whole turn, agent start included, through the widget vs the bare client, each
+with a fresh agent and the tests' fake model server scripting ``--calls``
+commands that ask (``touch``). The scripted agent's turn is a few milliseconds,
+so there the 5% is a ratio of two tiny numbers; a real agent's is not.
+
+Run: .venv/bin/python bench/acp.py [--calls 50] [--repeats 3] [--agent claude]
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
 import statistics
 import sys
@@ -195,11 +203,119 @@ def with_policy(calls: int, cwd: str) -> float:
     return took
 
 
+def real_agent(name: str, calls: int, root: Path) -> tuple[Any, Any, Path]:
+    """The tests' fake model server for ``name``, the agent's spec and its cwd."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from servers.agent_launch import BIN, EXECUTABLES, GEMINI_MODEL, launch
+    from servers.agent_models import (
+        AnthropicAgentServer,
+        GeminiAgentServer,
+        ResponsesAgentServer,
+        RunCommand,
+        Say,
+    )
+
+    servers = {
+        "claude": AnthropicAgentServer,
+        "codex": ResponsesAgentServer,
+        "gemini": GeminiAgentServer,
+    }
+    cwd = root / "work"
+    cwd.mkdir(parents=True)
+    steps = [RunCommand(f"touch f{i}") for i in range(calls)]
+    server = servers[name](*steps, Say("Done."), cwd=str(cwd)).__enter__()
+    start = launch(name, server.url, root)
+    model = ("-m", GEMINI_MODEL) if name == "gemini" else ()
+    spec = acp.agent(name, executable=str(BIN / EXECUTABLES[name]), env=start.env, args=model)
+    return server, spec, cwd
+
+
+async def bare_real_turn(spec: Any, cwd: Path) -> float:
+    started = time.monotonic()
+    proc = await asyncio.create_subprocess_exec(
+        *spec.command,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        cwd=str(cwd),
+        env=spec.environment(),
+        start_new_session=True,
+        limit=50 * 1024 * 1024,
+    )
+    conn = sdk.connect_to_agent(Bare(), proc.stdin, proc.stdout, use_unstable_protocol=True)  # type: ignore[arg-type]
+    await conn.initialize(protocol_version=sdk.PROTOCOL_VERSION)
+    opened = await conn.new_session(cwd=str(cwd), mcp_servers=[])
+    if spec.mode is not None:
+        await conn.set_session_mode(session_id=opened.session_id, mode_id=spec.mode)
+    await conn.prompt(session_id=opened.session_id, prompt=[sdk.text_block("go")])
+    took = time.monotonic() - started
+    await conn.close()
+    assert proc.stdin is not None
+    proc.stdin.close()
+    try:
+        await asyncio.wait_for(proc.wait(), 5)
+    except asyncio.TimeoutError:
+        os.killpg(proc.pid, 9)
+    return took
+
+
+def real_turns(name: str, calls: int) -> tuple[float, float]:
+    """One turn of the real agent through the widget and one by the bare client (seconds)."""
+    took: list[float] = []
+    for way in ("widget", "bare"):
+        root = Path(tempfile.mkdtemp(prefix=f"mead-bench-{name}-"))
+        server, spec, cwd = real_agent(name, calls, root)
+        try:
+            if way == "bare":
+                took.append(asyncio.run(bare_real_turn(spec, cwd)))
+            else:
+                interaction = NotebookInteraction(display=False, timeout=60, grace=60)
+                view = View(interaction)
+                started = time.monotonic()
+                with acp.session(spec, cwd=cwd) as session:
+                    result = session.run("go", interaction=interaction)
+                    took.append(time.monotonic() - started)
+                view.close()
+                done = [c.status for c in result.calls]
+                if done != ["completed"] * calls:
+                    raise RuntimeError(f"{name}: expected {calls} completed calls: {done}")
+            made = sorted(p.name for p in cwd.iterdir())
+            if made != sorted(f"f{i}" for i in range(calls)):
+                raise RuntimeError(f"{name} ({way}) ran {made}, not the {calls} commands")
+        finally:
+            server.__exit__(None, None, None)
+    return took[0], took[1]
+
+
+def main_real(name: str, calls: int, repeats: int) -> None:
+    # The SDK logs a traceback for each malformed update the bare client gets.
+    logging.basicConfig(level=logging.CRITICAL)
+    widget: list[float] = []
+    bares: list[float] = []
+    for _ in range(repeats):
+        through, plain = real_turns(name, calls)
+        widget.append(through)
+        bares.append(plain)
+    print(f"{name}: {calls} asked commands x {repeats} turns, agent start included")
+    for label, pick in (("median", statistics.median), ("fastest", min)):
+        plain, took = pick(bares), pick(widget)
+        extra = (took - plain) / calls * 1e3
+        print(
+            f"turn ({label}): bare ACP client {plain * 1e3:8.1f} ms, through the widget "
+            f"{took * 1e3:8.1f} ms, ratio {took / plain:.3f}, extra per call {extra:6.2f} ms"
+        )
+    print("target: through the widget within 5% and 20 ms a call of the bare client")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=50)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--agent", choices=("claude", "codex", "gemini"))
     args = parser.parse_args()
+    if args.agent:
+        main_real(args.agent, args.calls, args.repeats)
+        return
     cwd = tempfile.mkdtemp(prefix="mead-bench-acp-")
     walls: list[float] = []
     bares: list[float] = []
