@@ -36,6 +36,7 @@ from servers.agent_models import (
 
 from mead_notebook import TurnError
 from mead_notebook.adapters import acp
+from mead_notebook.adapters.claude_agent.scripted import ScriptedServer, Text, Think, Use
 from mead_notebook.calls import Call
 from mead_notebook.interaction import (
     Allow,
@@ -306,3 +307,29 @@ def test_an_agent_killed_mid_turn_fails_the_turn_naming_it(rig: Rig) -> None:
     message = str(raised.value)
     assert f"{rig.name} exited with code -9 during the turn" in message, message
     assert not (rig.cwd / "ran.txt").exists()
+
+
+def test_claudes_thinking_and_to_do_list_are_thoughts_and_plan(tmp_path: Path) -> None:
+    """Claude's thinking streams as thoughts (never in the text) and its TodoWrite is the plan."""
+    if not (BIN / EXECUTABLES["claude"]).exists():
+        pytest.fail("claude is not installed: run scripts/setup.sh (npm ci in tests/agents)")
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    todos = [
+        {"content": "Write the file", "status": "in_progress", "activeForm": "Writing"},
+        {"content": "Check it", "status": "pending", "activeForm": "Checking"},
+    ]
+    replies = [[Think("Let me plan ", "this."), Use("t1", "TodoWrite", {"todos": todos})]]
+    with ScriptedServer([*replies, [Text("All planned.")]]) as server:
+        start = launch("claude", server.url, tmp_path)
+        spec = acp.agent("claude", executable=str(BIN / EXECUTABLES["claude"]), env=start.env)
+        person = Person(allow)
+        result = acp.run(spec, "Plan it", interaction=person, cwd=cwd)
+    assert result.thoughts == "Let me plan this.", result
+    assert result.text == "All planned.", result
+    assert [(e["content"], e["status"]) for e in result.plan] == [
+        ("Write the file", "in_progress"),
+        ("Check it", "pending"),
+    ]
+    assert result.calls == [], result
+    assert person.requests == []
