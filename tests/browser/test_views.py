@@ -34,9 +34,11 @@ def test_a_closed_tab_reopened_gets_the_waiting_question(
     lab.page = context.new_page()
     lab.page.goto(lab.server.page_url(f"{lab.name}.ipynb"))
     reopened = time.monotonic()
+    expect(lab.page.locator(".jp-Notebook .jp-Cell").first).to_be_visible(timeout=QUESTION_TIMEOUT)
+    drawn = time.monotonic()
     tea = lab.turn().get_by_label("Green tea")
     expect(tea).to_be_visible(timeout=QUESTION_TIMEOUT)
-    back = time.monotonic() - reopened
+    back = time.monotonic()
     tea.check()
     lab.shot("reopened")
     lab.turn().get_by_role("button", name="Submit").click()
@@ -46,4 +48,7 @@ def test_a_closed_tab_reopened_gets_the_waiting_question(
     lab.wait_output(1, "Green tea")
     lab.shot("answered")
     latencies.measure(lab, "lab_closed_tab_reopened", ("Submit",), "UNBLOCKED")
-    print(f"question visible {back:.2f} s after the notebook was opened again")
+    print(
+        f"question visible {back - reopened:.2f} s after the notebook was opened again, "
+        f"{back - drawn:.2f} s after its cells were drawn"
+    )
