@@ -31,9 +31,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import os
+import signal
 import statistics
 import sys
 import tempfile
@@ -252,10 +254,13 @@ async def bare_real_turn(spec: Any, cwd: Path) -> float:
     await conn.close()
     assert proc.stdin is not None
     proc.stdin.close()
-    try:
+    with contextlib.suppress(asyncio.TimeoutError):
         await asyncio.wait_for(proc.wait(), 5)
-    except asyncio.TimeoutError:
-        os.killpg(proc.pid, 9)
+    # Whatever of the agent's group is left (helpers that hold its pipes) goes too.
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    await proc.wait()
+    await asyncio.sleep(0.1)
     return took
 
 

@@ -23,6 +23,7 @@ SMALLEST: dict[str, list[str]] = {
     "bench/interrupts.py": ["--rounds", "2", "--versions", "7.4.0"],
     "bench/adapters.py": ["--calls", "3", "--repeats", "1"],
     "bench/acp.py": ["--calls", "3", "--repeats", "1"],
+    "bench/acp.py --agent": ["--agent", "codex", "--calls", "2", "--repeats", "1"],
     "bench/latency.py": ["--rounds", "2", "--versions", "7.4.0"],
     "bench/idle.py": ["--seconds", "2", "--versions", "7.4.0"],
     "bench/stress.py": ["--rounds", "2", "--seconds", "20", "--pages", "2", "--versions", "7.4.0"],
