@@ -70,6 +70,8 @@ def _step(call: ToolCall) -> dict[str, Any]:
         "title": call.name,
         "kind": _KINDS.get(call.name, "other"),
         "input": dict(call.arguments),
+        # ACP has no tool-name field: this agent names its tools as Claude's does.
+        "meta": {"claudeCode": {"toolName": call.name}},
     }
     refused = _refusal(call)
     if refused is not None:
