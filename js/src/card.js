@@ -151,6 +151,15 @@ export class CardView {
     setShown(this.decision, collapsed && this.decision.textContent !== "");
   }
 
+  /** The page now knows its user: say again who decided (an open question is kept as it is). */
+  viewerChanged() {
+    const card = this.card;
+    if (card === null || card === undefined) return;
+    this.card = null;
+    if (!this.question?.open) this.questionKey = "\u0000";
+    this.update(card);
+  }
+
   /**
    * Bring the card up to date; does nothing when given the same card object again.
    * @param {Card} card

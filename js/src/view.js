@@ -114,6 +114,11 @@ export class TurnView {
     this.onChange = () => this.schedule();
     for (const name of TRAITS) model.on(`change:${name}`, this.onChange);
     this.render();
+    // Who decided reads differently once the page knows its user ("by you").
+    void whoami.ready.then(() => {
+      if (this.disposed) return;
+      for (const card of this.cards.values()) card.viewerChanged();
+    });
     // Each view answers the kernel's pings while a question waits, so that the
     // kernel knows whether anybody can still see it (docs/widget-protocol.md).
     /** @param {unknown} message */

@@ -190,6 +190,35 @@ describe("the claimed user", () => {
     expect(calls).toEqual([["/jupyter/api/me", { Authorization: "token t0k" }]]);
   });
 
+  it("redraws who decided once the page learns its user, as a reloaded page does", async () => {
+    const config = document.createElement("script");
+    config.id = "jupyter-config-data";
+    config.type = "application/json";
+    config.textContent = JSON.stringify({ baseUrl: "/", token: "" });
+    document.head.append(config);
+    let reply;
+    const answered = new Promise((resolve) => (reply = resolve));
+    const saved = globalThis.fetch;
+    globalThis.fetch = async () => {
+      await answered;
+      return { ok: true, json: async () => ({ identity: { username: "u1", display_name: "Ann Lee" } }) };
+    };
+    try {
+      const { model, el } = setup();
+      const ann = settlement({ username: "u1", display_name: "Ann Lee", page: "an-earlier-page" });
+      await showCard(model, question({ answer: ann }));
+      expect(el.textContent).toContain("Allowed by Ann Lee");
+      reply();
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      await nextFrame();
+      expect(el.textContent).toContain("Allowed by you");
+      expect(el.textContent).not.toContain("by Ann Lee");
+    } finally {
+      globalThis.fetch = saved;
+      config.remove();
+    }
+  });
+
   it("is unknown when the server fails, refuses or sends nonsense", async () => {
     const config = { baseUrl: "/" };
     expect(await askServer(config, async () => { throw new Error("offline"); })).toBeNull();
