@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -9,6 +10,13 @@ from fakes import RecordingComm
 from servers.provider_server import ProviderServer
 
 from mead_notebook import NotebookInteraction
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C raises KeyboardInterrupt in the tests that interrupt themselves, as in a
+    kernel, also where pytest was started in the background (SIGINT ignored)."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
