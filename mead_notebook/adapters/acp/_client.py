@@ -39,14 +39,13 @@ from mead_notebook.interaction import FINAL_STATUSES, Location, ToolKind
 from mead_notebook.turn import CallRecord
 
 from . import _mapping as m
+from ._presets import LATE_INPUT
 
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
 
 __all__ = ["LATE_INPUT", "TURN_STOPS", "Client", "TurnMapper"]
 
-LATE_INPUT = 1.0
-"""How long a permission question waits for a call's input when the agent sends it late (s)."""
 TURN_STOPS = "running · ACP has no per-call cancel: Cancel stops the agent's whole turn"
 """The step of a running call: what its card's Cancel does."""
 
@@ -61,10 +60,12 @@ class TurnMapper:
         *,
         forward_always: bool,
         cancel_turn: Callable[[], None],
+        late_input: float = LATE_INPUT,
     ) -> None:
         self.session = session
         self.server = server
         self.forward_always = forward_always
+        self.late_input = late_input
         self.cancel_turn = cancel_turn
         self.records: dict[str, CallRecord] = {}
         self.asked: set[str] = set()
@@ -183,7 +184,7 @@ class TurnMapper:
     ) -> RequestPermissionResponse:
         """``session/request_permission``: Allow or Deny, as one of the agent's options."""
         record: CallRecord = await self._call(self._see, tool_call)
-        if not record.arguments:
+        if not record.arguments and self.late_input > 0:
             await self._late_input(record.tool_call_id)
         if record.status in FINAL_STATUSES or self.session.cancelled.is_set():
             return _cancelled()
@@ -215,7 +216,7 @@ class TurnMapper:
     async def _late_input(self, tool_call_id: str) -> None:
         event = self._input.setdefault(tool_call_id, asyncio.Event())
         try:
-            await asyncio.wait_for(event.wait(), LATE_INPUT)
+            await asyncio.wait_for(event.wait(), self.late_input)
         except asyncio.TimeoutError:
             return
         # The update that brought it is on the callback thread's queue: let it land.

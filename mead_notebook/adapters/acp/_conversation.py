@@ -133,6 +133,7 @@ class Conversation:
             session,
             self.spec.name,
             forward_always=self.spec.forward_always,
+            late_input=self.spec.late_input,
             cancel_turn=lambda: self._cancel_from_card(session),
         )
 

@@ -8,7 +8,7 @@ import shutil
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from mead_notebook.errors import MeadError
 
@@ -27,6 +27,11 @@ class AgentNotFoundError(MeadError, FileNotFoundError):
     """The agent's executable is not installed (the message says how to install it)."""
 
 
+LATE_INPUT: Final = 1.0
+"""How long a permission question without the call's input waits for it (seconds): some
+agents (Claude) send the input just after they ask."""
+
+
 @dataclass(frozen=True)
 class Preset:
     """A known agent: its executable, npm package, arguments and the mode that makes it ask."""
@@ -40,6 +45,9 @@ class Preset:
     them)."""
     settings: Callable[[str | None], tuple[str, ...]] | None = None
     """More arguments, chosen for the agent's ``PATH``."""
+    late_input: float = LATE_INPUT
+    """How long a question without the call's input waits for it (0: the agent never
+    sends it, as Gemini CLI's questions)."""
 
 
 def codex_sandbox(path: str | None) -> tuple[str, ...]:
@@ -72,7 +80,10 @@ PRESETS: dict[str, Preset] = {
         args=("-c", 'approval_policy="untrusted"'),
         settings=codex_sandbox,
     ),
-    "gemini": Preset("gemini", "@google/gemini-cli", args=("--acp",), mode="default"),
+    # Its questions never carry the call's input (the command is in the title).
+    "gemini": Preset(
+        "gemini", "@google/gemini-cli", args=("--acp",), mode="default", late_input=0.0
+    ),
 }
 """The presets of :func:`agent`; each asks before edits and commands."""
 
@@ -95,6 +106,8 @@ class AgentSpec:
     forward_always: bool = False
     package: str | None = None
     unset: tuple[str, ...] = ()
+    late_input: float = LATE_INPUT
+    """How long a question without the call's input waits for it, in seconds."""
 
     def environment(self) -> dict[str, str]:
         """The agent's environment: the kernel's less :attr:`unset`, plus :attr:`env`."""
@@ -159,6 +172,7 @@ def agent(
         forward_always,
         known.package,
         known.unset,
+        known.late_input,
     )
 
 

@@ -481,6 +481,13 @@ def test_presets_ask_before_edits_and_commands(tmp_path: Path) -> None:
     own = acp.agent(command=["gemini", "--acp", "-m", "x"], env=env, name="mine")
     assert (own.name, own.command[1:], own.mode) == ("mine", ("--acp", "-m", "x"), None)
     assert acp.agent("claude", env=env, mode="acceptEdits").mode == "acceptEdits"
+    # Gemini's questions never carry the call's input: they do not wait for it.
+    assert (claude.late_input, codex.late_input, gemini.late_input) == (
+        acp._client.LATE_INPUT,
+        acp._client.LATE_INPUT,
+        0.0,
+    )
+    assert own.late_input == acp._client.LATE_INPUT
 
 
 def test_codex_runs_in_its_sandbox_only_where_bubblewrap_is_found(tmp_path: Path) -> None:
