@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import contextvars
 import logging
+import os
+import stat
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +30,7 @@ log.addHandler(logging.NullHandler())
 
 __all__ = [
     "MAX_FILE",
+    "OUTSIDE_WORKING_FOLDER",
     "PREVIEW_TIMEOUT",
     "Preview",
     "Previewing",
@@ -42,6 +45,10 @@ PREVIEW_TIMEOUT = 5.0
 """The longest a tool's preview may take before the card says it failed (seconds)."""
 MAX_FILE = 1_000_000
 """The largest file a diff preview reads, in bytes."""
+OUTSIDE_WORKING_FOLDER = (
+    "Not shown: {path} is outside the working folder; its current content was not read."
+)
+"""What a diff preview says instead of reading a file outside the working folder."""
 
 
 @dataclass(frozen=True)
@@ -88,31 +95,75 @@ def command(cmd: str | Sequence[str], cwd: str | Path | None = None) -> Preview:
 def file_diff(path: str | Path, new_text: str) -> Preview:
     """A diff of the file at ``path`` (as it is on disk now) against ``new_text``.
 
-    A missing file is a new file (``old_text`` None); a file that is too large
-    or not UTF-8 text is said in a text block instead of a diff.
+    The path is resolved (symlinks followed, relative to the working folder) and
+    shown resolved. Only a regular file inside the working folder is read, and at
+    most :data:`MAX_FILE` bytes plus one; anything else is said in a text block:
+    a file outside the working folder (:data:`OUTSIDE_WORKING_FOLDER`), one that
+    is not a regular file, too large or not UTF-8 text. A missing file is a new
+    file (``old_text`` None). Only the preview is affected, never the write.
     """
-    target = Path(path)
-    shown = str(path)
+    shown = os.path.realpath(os.fspath(path))
     location = Location(path=shown, line=None)
+
+    def said(note: str) -> Preview:
+        return Preview([_text(note)], [location])
+
+    root = os.path.realpath(os.getcwd())
+    try:
+        inside = os.path.commonpath([root, shown]) == root
+    except ValueError:  # another drive
+        inside = False
+    if not inside:
+        return said(OUTSIDE_WORKING_FOLDER.format(path=shown))
     old: str | None = None
     try:
-        size = target.stat().st_size
+        info = os.stat(shown)
     except FileNotFoundError:
-        size = -1
+        info = None
     except OSError as exc:
-        return Preview([_text(f"{shown}: cannot be read ({exc.strerror or exc})")], [location])
-    if size > MAX_FILE:
-        note = f"{shown} is {size:,} bytes, too large to show a diff (over {MAX_FILE:,})."
-        return Preview([_text(note)], [location])
-    if size >= 0:
+        return said(f"{shown}: cannot be read ({exc.strerror or exc})")
+    if info is not None:
+        if not stat.S_ISREG(info.st_mode):
+            return said(f"{shown} is not a regular file: its content was not read.")
         try:
-            old = target.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            return Preview([_text(f"{shown} is not UTF-8 text: no diff shown.")], [location])
+            data = _read_regular(shown, MAX_FILE + 1)
         except OSError as exc:
-            return Preview([_text(f"{shown}: cannot be read ({exc.strerror or exc})")], [location])
+            return said(f"{shown}: cannot be read ({exc.strerror or exc})")
+        if data is None:
+            return said(f"{shown} is not a regular file: its content was not read.")
+        if len(data) > MAX_FILE:
+            return said(f"{shown} is over {MAX_FILE:,} bytes, too large to show a diff.")
+        try:
+            old = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return said(f"{shown} is not UTF-8 text: no diff shown.")
     block = DiffBlock(type="diff", path=shown, old_text=old, new_text=new_text)
     return Preview([block], [location])
+
+
+def _read_regular(path: str, limit: int) -> bytes | None:
+    """At most ``limit`` bytes of the regular file at ``path``; None if it is not one now.
+
+    Opened without following a final symlink and without blocking (a FIFO swapped in
+    after the check), and checked again on the open file before it is read.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    flags |= getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks: list[bytes] = []
+        left = limit
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 16))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def normalize(value: object) -> Preview:

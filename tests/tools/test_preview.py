@@ -34,7 +34,10 @@ def asked(rec: Recording) -> dict[str, Any]:
     return next(e.args[0] for e in rec.events if e.name == "request_permission")
 
 
-def test_a_write_tool_shows_its_diff_against_the_file_before_it_is_asked(tmp_path: Path) -> None:
+def test_a_write_tool_shows_its_diff_against_the_file_before_it_is_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # a preview reads only files in the working folder
     (tmp_path / "a.txt").write_text("one\ntwo\n")
     rec = run(
         [write_tool(tmp_path)],
@@ -63,14 +66,20 @@ def test_a_write_tool_shows_its_diff_against_the_file_before_it_is_asked(tmp_pat
     assert (tmp_path / "a.txt").read_text() == "one\ntwo\n"
 
 
-def test_a_new_file_is_a_diff_with_no_old_text(tmp_path: Path) -> None:
+def test_a_new_file_is_a_diff_with_no_old_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # a preview reads only files in the working folder
     shown = preview.file_diff(tmp_path / "new.txt", "hello\n")
     assert shown.content == [
         {"type": "diff", "path": str(tmp_path / "new.txt"), "old_text": None, "new_text": "hello\n"}
     ]
 
 
-def test_a_file_that_is_not_text_or_too_large_is_said_in_words(tmp_path: Path) -> None:
+def test_a_file_that_is_not_text_or_too_large_is_said_in_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # a preview reads only files in the working folder
     binary = tmp_path / "b.bin"
     binary.write_bytes(b"\xff\xfe\x00")
     assert preview.file_diff(binary, "x").content[0]["type"] == "text"
