@@ -78,10 +78,12 @@ __all__ = [
 ToolClass = Literal["read", "effect"]
 """``read``: the tool only reads; ``effect``: it may change something."""
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
-"""What a call does, in the Agent Client Protocol's words. ``read``, ``search``,
-``fetch`` and ``think`` only read; ``edit``, ``delete``, ``move`` and ``execute``
-may change or destroy something; ``other`` is anything else."""
-READ_KINDS: frozenset[str] = frozenset({"read", "search", "fetch", "think"})
+"""What a call does, in the Agent Client Protocol's words. ``read``, ``search``
+and ``think`` only read; ``edit``, ``delete``, ``move`` and ``execute`` may change
+or destroy something; ``fetch`` reaches the network, where what it sends (a URL,
+a body) can carry anything read before, so it is an ``effect``; ``other`` is
+anything else."""
+READ_KINDS: frozenset[str] = frozenset({"read", "search", "think"})
 """The kinds whose ``class`` is ``read``."""
 DESTRUCTIVE_KINDS: frozenset[str] = frozenset({"edit", "delete", "move", "execute"})
 """The kinds a single key press never allows: they may overwrite, delete or run anything."""

@@ -17,7 +17,6 @@ export const MAX_ARGUMENTS = 100000;
 export const MAX_NAME = 100;
 /** @type {readonly string[]} */
 export const READ_KINDS = Object.freeze([
-  "fetch",
   "read",
   "search",
   "think"
@@ -110,7 +109,7 @@ export const CLASS_HINT = Object.freeze({
 export const KIND_HINT = Object.freeze({
   "read": "reads only",
   "search": "searches only",
-  "fetch": "fetches only",
+  "fetch": "reaches the network",
   "think": "thinks only",
   "edit": "changes files",
   "delete": "deletes",

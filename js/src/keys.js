@@ -14,7 +14,7 @@ const READING = new Set(READ_KINDS);
 /**
  * Whether Enter may allow this card's call. Never for a call of a destructive
  * kind (edit, delete, move, execute); always for one of a reading kind (read,
- * search, fetch, think). A call whose kind says nothing more (`other`, or none)
+ * search, think; a fetch reaches the network, so it is not one). A call whose kind says nothing more (`other`, or none)
  * falls back to its class: a `read` call, yes; an `effect` call, or one whose
  * class is not given, may change anything, so no.
  * @param {Partial<Card>} card
@@ -22,7 +22,7 @@ const READING = new Set(READ_KINDS);
  */
 export function enterAllows(card) {
   const kind = typeof card.kind === "string" ? card.kind : "";
-  if (DESTRUCTIVE.has(kind)) return false;
+  if (DESTRUCTIVE.has(kind) || kind === "fetch") return false;
   if (READING.has(kind)) return true;
   return card.class === "read";
 }

@@ -16,7 +16,7 @@ describe("Enter allows", () => {
     [{ kind: "execute", class: "read", tool: "run" }, false],
     [{ kind: "read", class: "read", tool: "delete_preview" }, true],
     [{ kind: "search", class: "read", tool: "grep" }, true],
-    [{ kind: "fetch", class: "read", tool: "get" }, true],
+    [{ kind: "fetch", class: "read", tool: "get" }, false],
     [{ kind: "think", class: "read", tool: "think" }, true],
     // A kind that says nothing more falls back to the class.
     [{ kind: "other", class: "read", tool: "list" }, true],

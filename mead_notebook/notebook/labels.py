@@ -104,7 +104,7 @@ CLASS_HINT: Final[dict[str, str]] = {"read": "reads only", "effect": "can change
 KIND_HINT: Final[dict[str, str]] = {
     "read": "reads only",
     "search": "searches only",
-    "fetch": "fetches only",
+    "fetch": "reaches the network",
     "think": "thinks only",
     "edit": "changes files",
     "delete": "deletes",
