@@ -13,7 +13,10 @@ page: what the frontend said, not an authentication (any page that can reach the
 kernel can claim any name). They are None where the frontend said nothing (a
 page whose server has no identity to give, a client of its own). Each line
 is written and flushed at once, so a kernel that dies mid-turn loses nothing
-already decided. :func:`read` joins the lines into one record per call.
+already decided. The file is created readable by its owner only (``0600``): it
+holds the arguments of every call. :func:`read` joins the lines into one record
+per call; a call's decision is the first one written, and a later line that
+decides it otherwise is reported and left out, never merged.
 """
 
 from __future__ import annotations
@@ -77,9 +80,11 @@ class AuditLog:
         line = json.dumps(
             {"event": event, "time": time.time(), **fields}, ensure_ascii=False, default=str
         )
-        with self._lock, self.path.open("a", encoding="utf-8") as f:
-            f.write(line + "\n")
-            f.flush()
+        with self._lock:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            with os.fdopen(fd, "a", encoding="utf-8") as f:
+                f.write(line + "\n")
+                f.flush()
 
 
 def read(path: str | os.PathLike[str], *, as_frame: bool = False) -> Any:
@@ -100,6 +105,22 @@ def read(path: str | os.PathLike[str], *, as_frame: bool = False) -> Any:
                 continue
             key = (entry.get("interaction"), entry.get("turn"), entry.get("tool_call_id"))
             record = records.setdefault(key, dict.fromkeys(FIELDS))
+            if entry.get("event") == "decided" and record["decided_by"] is not None:
+                if (entry.get("decision"), entry.get("decided_by")) != (
+                    record["decision"],
+                    record["decided_by"],
+                ):
+                    log.warning(
+                        "%s:%d decides call %s again (%s by %s, first %s by %s); left out",
+                        path,
+                        number,
+                        entry.get("tool_call_id"),
+                        entry.get("decision"),
+                        entry.get("decided_by"),
+                        record["decision"],
+                        record["decided_by"],
+                    )
+                continue
             for name in FIELDS:
                 value = entry.get(name)
                 if value is not None:
