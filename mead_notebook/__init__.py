@@ -33,6 +33,7 @@ from .interaction import (
     TurnHooks,
     Unanswered,
     Update,
+    valid,
 )
 from .model import Message, Model, ScriptedModel, Thought, ToolCall, ToolSpec
 from .router import Router
@@ -94,6 +95,7 @@ __all__ = [
     "load_ipython_extension",
     "tool",
     "use",
+    "valid",
 ]
 
 _LAZY = {

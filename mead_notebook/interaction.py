@@ -73,6 +73,7 @@ __all__ = [
     "Update",
     "class_of",
     "outcome_of",
+    "valid",
 ]
 
 ToolClass = Literal["read", "effect"]
@@ -457,6 +458,15 @@ class Policy(Protocol):
 def implements(obj: object) -> bool:
     """Whether ``obj`` has every callback of :class:`Interaction`, each callable."""
     return all(callable(getattr(obj, name, None)) for name in CALLBACKS)
+
+
+def valid(value: object) -> bool:
+    """Whether ``value`` is an ``(interaction, context)`` pair whose interaction has every callback.
+
+    The shape a turn's ``interaction`` option takes; a bare interaction is not a
+    pair (a turn accepts it too, with ``None`` for the context).
+    """
+    return isinstance(value, tuple) and len(value) == 2 and implements(value[0])
 
 
 def resolve(value: object) -> tuple[Interaction, Any] | None:

@@ -209,3 +209,16 @@ def test_a_turn_started_hook_that_raises_refuses_the_turn() -> None:
         driver.start("go")
     driver.end(None)
     assert refuses.called == ["turn_started"]
+
+
+def test_valid_says_whether_a_value_is_an_interaction_and_its_context() -> None:
+    from mead_notebook import valid
+    from mead_notebook.testing import Recording
+
+    rec = Recording()
+    assert valid((rec, {"user": "ada"}))
+    assert valid((rec, None))
+    assert not valid(rec)  # a bare interaction is not a pair
+    assert not valid((object(), None))
+    assert not valid((rec, None, None))
+    assert not valid(None)
