@@ -2,7 +2,7 @@
 // The protocol's version, limits and words, shared with the kernel.
 
 /** @type {number} */
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;
 /** @type {number} */
 export const MAX_NOTE = 500;
 /** @type {number} */

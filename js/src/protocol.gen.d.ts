@@ -90,6 +90,7 @@ export interface Question {
   deadline: number | null;
   rejected: string | null;
   rejections: number;
+  version: number;
   answer: Settlement | null;
 }
 
@@ -169,6 +170,7 @@ export interface AnswerMessage {
   username?: string | null;
   display_name?: string | null;
   page?: string | null;
+  version?: number | null;
 }
 
 /** Frontend to kernel: cancel a running call. */

@@ -54,7 +54,7 @@ __all__ = [
     "parse",
 ]
 
-PROTOCOL_VERSION: Final = 3
+PROTOCOL_VERSION: Final = 4
 """The version of this protocol, synced as the ``protocol_version`` trait.
 
 1: state saved before the protocol had a version (no trait; views read it with
@@ -62,7 +62,8 @@ their shims for missing fields). 2: cards carry ``kind``, ``content``,
 ``locations`` and ``decided_by``; a permission says whether it is ``editable``;
 the turn has a ``plan`` and ``thoughts``. 3: a person's answer says who gave it
 (``username``, ``display_name`` and ``page`` of the view that answered, as that
-view claimed them). A view renders any version up to its
+view claimed them). 4: a question carries the ``version`` of the call it shows,
+and a view's answer the version it was made on. A view renders any version up to its
 own; state of a newer version renders what the view knows, with a note that
 the page's frontend is older than the kernel's.
 """
@@ -74,7 +75,7 @@ PONG: Final = "pong"
 GONE: Final = "gone"
 NEED_FRONTEND: Final = "need_frontend"
 MAX_SEQ: Final = 2**53 - 1
-"""Largest ping number (JavaScript's largest exact integer)."""
+"""Largest ping number and question version (JavaScript's largest exact integer)."""
 
 Verdict = Literal["allow", "deny", "picked", "expired", "interrupted", "no_answer"]
 """How a question was settled; who settled it is a :data:`~mead_notebook.interaction.DecidedBy`."""
@@ -126,7 +127,10 @@ class Question(TypedDict):
     ``rejections`` counts those refusals, so a view sees each one, even a second
     refusal for the same reason. A permission that is not ``editable`` (its
     source cannot take edited arguments or a denial message, like an ACP agent)
-    offers neither; a choice is always ``editable``.
+    offers neither; a choice is always ``editable``. ``version`` is the version
+    of the call the question shows: 1 when it opens, one more each time the
+    call's shown arguments, content, kind, locations or title change while it
+    is open; an answer made on an older version is refused.
     """
 
     id: str
@@ -140,6 +144,7 @@ class Question(TypedDict):
     deadline: int | None
     rejected: str | None
     rejections: int
+    version: int
     answer: Settlement | None
 
 
@@ -234,6 +239,8 @@ class AnswerMessage(TypedDict):
     ``username`` and ``display_name`` are who the page says its user is (the
     Jupyter server's identity, or the kernel connection's user name), ``page`` a
     random id of the answering page; a malformed one is read as None.
+    ``version`` is the version of the question the answer was made on (None:
+    the message names none, read as the first).
     """
 
     type: Literal["answer"]
@@ -248,6 +255,7 @@ class AnswerMessage(TypedDict):
     username: str | None
     display_name: str | None
     page: str | None
+    version: int | None
 
 
 class CancelMessage(TypedDict):
@@ -381,6 +389,11 @@ def _parse_answer(content: Mapping[str, Any]) -> AnswerMessage | str:
         decision != "allow" or remember not in ("tool", "server", "class")
     ):
         return f"remember must be tool, server or class, with an allow, not {remember!r}"
+    version = content.get("version")
+    if version is not None and (
+        isinstance(version, bool) or not isinstance(version, int) or not 0 < version <= MAX_SEQ
+    ):
+        return f"the version must be a positive integer, not {version!r}"
     answers = sum(x is not None for x in (decision, picked, text))
     if answers != 1:
         return "an answer carries one of: a decision, options, or an Other text"
@@ -397,6 +410,7 @@ def _parse_answer(content: Mapping[str, Any]) -> AnswerMessage | str:
         username=claimed_name(content.get("username")),
         display_name=claimed_name(content.get("display_name")),
         page=_page(content.get("page")),
+        version=version,
     )
 
 

@@ -3,8 +3,12 @@
 A question is settled by the first of: the ``policy`` (before anyone is
 asked), an answer from a view, the timeout, the ``fallback`` when no view has
 rendered within ``grace`` seconds, or the kernel (interrupted, turn ended, a
-kernel that cannot wait). Later answers change nothing. Nothing here knows
-about widgets: the owner shows a question with ``show`` and waits with ``wait``.
+kernel that cannot wait). Later answers change nothing. A question has a
+``version``: when what the call shows changes while it is open (an agent's late
+input), the owner calls ``revise`` and the version moves on, so that an answer
+made on the older version is refused and the person is asked again. Nothing
+here knows about widgets: the owner shows a question with ``show`` and waits
+with ``wait``.
 """
 
 from __future__ import annotations
@@ -14,9 +18,10 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Final, Literal
 
 from ..interaction import Allow, Answered, Choice, Deny, Picked, Policy, Request, Unanswered
 from .answers import (
@@ -42,6 +47,10 @@ WAIT_SLICE = 60.0
 """Longest single wait; the loop re-checks deadlines after each."""
 KEEP_SETTLED = 1000
 """Settled questions remembered (to ignore a second delivery of an answer quietly)."""
+CHANGED: Final = "the call changed after this answer was made; check it again"
+"""Why an answer made on an older version of the call is refused."""
+REVISED: Final = ("title", "tool", "server", "class", "arguments", "kind", "content", "locations")
+"""The fields of a request that ``revise`` brings up to date."""
 
 Show = Callable[[str, Question], None]
 Wait = Callable[[threading.Event, float], object]
@@ -60,6 +69,7 @@ class QuestionState:
     settled_at: float | None = None
     rejected: str | None = None
     rejections: int = 0
+    version: int = 1
     wake: threading.Event = field(default_factory=threading.Event)
     settled: Interpretation | None = None
     settled_by: AnswerMessage | None = None
@@ -82,6 +92,7 @@ class QuestionState:
             deadline=self.deadline,
             rejected=self.rejected,
             rejections=self.rejections,
+            version=self.version,
             answer=None if self.settled is None else self.settled.answer,
         )
 
@@ -182,6 +193,33 @@ class Questions:
 
     # -- what the frontend and the turn say -------------------------------------------------
 
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold the questions' lock, so that a card and its question's version change together.
+
+        Take it before any lock of the owner's (the order every answer takes them in).
+        """
+        with self._lock:
+            yield
+
+    def revise(self, tool_call_id: str, shown: Mapping[str, Any]) -> Question | None:
+        """The call now shows ``shown``: its open question's next version, or None if none is open.
+
+        The question's request takes the fields of :data:`REVISED` from ``shown``,
+        so its scopes and its comparison with edited arguments follow what is shown.
+        The caller shows the returned question with the card (holding :meth:`held`).
+        """
+        with self._lock:
+            q = next((q for q in self._open.values() if q.tool_call_id == tool_call_id), None)
+            if q is None:
+                return None
+            q.version += 1
+            if q.asked.request is not None:
+                revised = {k: shown[k] for k in REVISED if k in shown}
+                q.asked.request = {**q.asked.request, **revised}  # type: ignore[typeddict-item]
+            log.info("the call of %s changed; its question is now version %d", q.id, q.version)
+            return q.view()
+
     def answer(self, message: AnswerMessage) -> None:
         """Settle a question with a view's answer; anything else is logged and ignored."""
         with self._lock:
@@ -194,6 +232,17 @@ class Questions:
                     log.debug("ignored a second delivery of the answer to %s", q.id)
                 else:
                     log.info("ignored a late answer to %s", q.id)
+                return
+            if (message["version"] or 1) != q.version:
+                log.warning(
+                    "refused an answer to %s made on version %s of the call, now %d",
+                    q.id,
+                    message["version"] or 1,
+                    q.version,
+                )
+                q.rejected = CHANGED
+                q.rejections += 1
+                self._show(q.tool_call_id, q.view())
                 return
             meaning = interpret(q.asked, message)
             if isinstance(meaning, str):

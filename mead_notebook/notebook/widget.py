@@ -35,8 +35,8 @@ from . import cards, fallback
 from . import waiting as _waiting
 from .auditing import Auditor
 from .outputs import Outputs
-from .protocol import PingMessage, Question, parse
-from .questions import Questions, QuestionState
+from .protocol import Card, PingMessage, Question, parse
+from .questions import REVISED, Questions, QuestionState
 from .rules import Rule
 from .synced import SyncedTurn
 from .text import FLUSH_INTERVAL
@@ -234,17 +234,27 @@ class NotebookInteraction(SyncedTurn):
         self._put_plan(entries)
 
     def tool_updated(self, context: Any, update: Update) -> None:
-        """Create or update the call's card from the update alone."""
+        """Create or update the call's card from the update alone.
+
+        When what the card shows of the call changes while its question is open
+        (an agent's late input), the question moves to its next version in the
+        same card message, so no answer made on the older one can count.
+        """
         tool_call_id = str(update.get("tool_call_id") or "")
         if not tool_call_id:
             log.warning("tool_updated without a tool_call_id: %r", update)
             return
-        with self._lock:
+        with self._questions.held(), self._lock:
             card = self.calls.get(tool_call_id)
             if card is None:
                 card = cards.new_card(tool_call_id, text_offset=self._text.position())
             previous = card["decided_by"]
+            before = card
             card = cards.updated(card, update)
+            if _shown(card) != _shown(before):
+                question = self._questions.revise(tool_call_id, card)
+                if question is not None:
+                    card = cards.with_question(card, question)
             if self._auditor is not None and card["decided_by"] != previous:
                 self._auditor.by_agent(card)
             if card["status"] in ("completed", "failed"):
@@ -358,3 +368,8 @@ class NotebookInteraction(SyncedTurn):
                 self._outputs.show(self._widget_data())
         except Exception:
             log.exception("the widget could not be displayed")
+
+
+def _shown(card: Card) -> list[Any]:
+    """What a card shows of its call that a person's decision is made on."""
+    return [card.get(k) for k in REVISED]
