@@ -21,7 +21,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast
 
 from ..interaction import Allow, Answered, Choice, Deny, Picked, Policy, Request, Unanswered
 from .answers import (
@@ -216,7 +216,7 @@ class Questions:
             q.version += 1
             if q.asked.request is not None:
                 revised = {k: shown[k] for k in REVISED if k in shown}
-                q.asked.request = {**q.asked.request, **revised}  # type: ignore[typeddict-item]
+                q.asked.request = cast(Request, {**q.asked.request, **revised})
             log.info("the call of %s changed; its question is now version %d", q.id, q.version)
             return q.view()
 
