@@ -49,6 +49,8 @@ CANCEL_TIMEOUT = 10.0
 """After a card's Cancel, how long the agent gets to end its turn before it is killed (s)."""
 EXITED_GRACE = 0.2
 """How long a reply may still arrive after the agent's process has exited (seconds)."""
+STOP_TIMEOUT = 5.0
+"""How long an interrupted start gets to end the agent it was starting (seconds)."""
 
 _live: weakref.WeakSet[Conversation] = weakref.WeakSet()
 
@@ -90,6 +92,10 @@ class Conversation:
         self._conn: Any = None
         self._closed = False
         self._busy = threading.Lock()
+        self._session: Session | None = None
+        """The running turn's session, if a turn runs."""
+        self._prompting: asyncio.Task[Any] | None = None
+        """The running turn's start and prompt, on the agent's loop."""
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
             target=self._loop.run_forever, name=f"mead-acp-{spec.name}", daemon=True
@@ -120,13 +126,23 @@ class Conversation:
     def start(
         self, prompt: str, *, interaction: object = None, close_after: bool = False
     ) -> Turn[AcpResult]:
-        """Start one turn in a thread of its own and return its handle at once."""
+        """Start one turn in a thread of its own and return its handle at once.
+
+        A bad argument raises here and leaves the session free for the next turn
+        (``close_after``: closed).
+        """
+        try:
+            return self._start(prompt, interaction, close_after)
+        except BaseException:
+            if close_after:
+                self.close()
+            raise
+
+    def _start(self, prompt: str, interaction: object, close_after: bool) -> Turn[AcpResult]:
         if self._closed:
             raise AgentError(f"the session with {self.spec.name} is closed")
         if not isinstance(prompt, str):
             raise TypeError(f"prompt must be a string, not {type(prompt).__name__}")
-        if not self._busy.acquire(blocking=False):
-            raise AgentError(f"{self.spec.name} is already running a turn in this session")
         result = AcpResult()
         session = Session(interaction, result)
         mapper = TurnMapper(
@@ -136,16 +152,27 @@ class Conversation:
             late_input=self.spec.late_input,
             cancel_turn=lambda: self._cancel_from_card(session),
         )
+        if not self._busy.acquire(blocking=False):
+            session.close()
+            raise AgentError(f"{self.spec.name} is already running a turn in this session")
+        self._session = session
 
         def work() -> AcpResult:
             try:
                 return session.run(prompt, lambda: self._turn(session, mapper, prompt))
             finally:
+                self._session = None
                 self._busy.release()
                 if close_after:
                     self.close()
 
-        return Turn(work, driver=session.driver, cancel=lambda: self._cancel_first(session))
+        try:
+            return Turn(work, driver=session.driver, cancel=lambda: self._cancel_first(session))
+        except BaseException:
+            self._session = None
+            self._busy.release()
+            session.close()
+            raise
 
     def _cancel_first(self, session: Session) -> None:
         """A kernel interrupt: ``session/cancel`` goes out before the questions close."""
@@ -174,7 +201,17 @@ class Conversation:
         return result
 
     async def _prompt(self, mapper: TurnMapper, prompt: str) -> PromptResponse:
-        await self._ensure_started()
+        self._prompting = asyncio.current_task()
+        try:
+            await self._ensure_started()
+            if mapper.session.cancelled.is_set():
+                # Interrupted while the agent started: the prompt never goes out.
+                raise asyncio.CancelledError
+            return await self._send_prompt(mapper, prompt)
+        finally:
+            self._prompting = None
+
+    async def _send_prompt(self, mapper: TurnMapper, prompt: str) -> PromptResponse:
         process, conn = self.process, self._conn
         assert process is not None
         assert conn is not None
@@ -217,6 +254,15 @@ class Conversation:
             return
         env = self.spec.environment()
         process = await AgentProcess.spawn(self.spec.name, self.spec.command, env, self.cwd)
+        try:
+            await self._connect(process)
+        except BaseException:
+            # Failed, interrupted or closed while it started: the agent goes too.
+            await asyncio.shield(process.kill())
+            raise
+
+    async def _connect(self, process: AgentProcess) -> None:
+        """Open the ACP session on ``process``, or raise why it could not."""
         conn = acp.connect_to_agent(
             cast(Any, self.client),
             process.proc.stdin,
@@ -225,16 +271,18 @@ class Conversation:
         )
         opening = asyncio.ensure_future(self._open(conn))
         exited = asyncio.ensure_future(process.proc.wait())
-        done, _ = await asyncio.wait(
-            {opening, exited}, timeout=START_TIMEOUT, return_when=asyncio.FIRST_COMPLETED
-        )
-        exited.cancel()
+        try:
+            done, _ = await asyncio.wait(
+                {opening, exited}, timeout=START_TIMEOUT, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            exited.cancel()
+            if not opening.done():
+                opening.cancel()
         if opening in done and opening.exception() is None:
             self.process, self._conn, self.session_id = process, conn, opening.result()
             return
-        opening.cancel()
         if not done:
-            await process.kill()
             raise AgentError(f"{self.spec.name} did not open a session within {START_TIMEOUT} s")
         await self._lost(process, "while starting", opening)
 
@@ -284,8 +332,13 @@ class Conversation:
             await process.kill()
 
     async def _interrupt(self, running: Future[PromptResponse]) -> None:
-        """``session/cancel``, a moment to answer it, then the agent's group killed."""
+        """``session/cancel``, a moment to answer it, then the agent's group killed.
+
+        A start still under way is stopped: the agent it spawned is killed and the
+        prompt never sent.
+        """
         conn, session_id, process = self._conn, self.session_id, self.process
+        task = self._prompting
         prompt = asyncio.wrap_future(running)
         if conn is not None and session_id is not None:
             await self._send_cancel(conn, session_id)
@@ -293,6 +346,9 @@ class Conversation:
         self.process = self._conn = self.session_id = None
         if process is not None:
             await process.kill()
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.wait({task}, timeout=STOP_TIMEOUT)
         await asyncio.wait({prompt}, timeout=CANCEL_GRACE)
         if prompt.done() and not prompt.cancelled() and prompt.exception() is not None:
             log.debug("%s after the interrupt: %r", self.spec.name, prompt.exception())
@@ -304,11 +360,19 @@ class Conversation:
             log.debug("session/cancel did not reach %s: %r", self.spec.name, exc)
 
     def close(self, timeout: float = 5.0) -> None:
-        """End the agent (stdin closed, then its process group killed) and the session."""
+        """End the agent (stdin closed, then its process group killed) and the session.
+
+        A turn still running is interrupted first (waiting up to ``timeout`` s).
+        """
         if self._closed:
             return
         self._closed = True
         _live.discard(self)
+        session = self._session
+        if session is not None:
+            self._cancel_first(session)
+            if self._busy.acquire(timeout=timeout):
+                self._busy.release()
         try:
             self._submit(self._close()).result(timeout)
         except Exception:

@@ -24,6 +24,10 @@ STDIO_LIMIT = 50 * 1024 * 1024
 TERM_GRACE = 1.0
 """How long the agent's group gets between SIGTERM and SIGKILL (seconds)."""
 TAIL_LINES = 40
+"""How many of the agent's last stderr lines an error quotes."""
+LINE_LIMIT = 4096
+"""The longest stderr line kept (bytes; a longer one keeps its end)."""
+STDERR_CHUNK = 64 * 1024
 
 
 class AgentProcess:
@@ -38,6 +42,7 @@ class AgentProcess:
         self.name = name
         self.pid = proc.pid
         self._tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
+        self._killed = False
         self._reader = asyncio.ensure_future(self._read_stderr())
         assert proc.stdout is not None
         self._inbound = Inbound(proc.stdout, name, STDIO_LIMIT)
@@ -69,17 +74,27 @@ class AgentProcess:
         return self.proc.returncode
 
     async def _read_stderr(self) -> None:
+        """Keep the last lines of stderr, read in chunks (no line is too long to read).
+
+        A stream that fails ends the reading, logged once: its error would repeat.
+        """
         stream = self.proc.stderr
         if stream is None:
             return
-        while True:
-            try:
-                line = await stream.readline()
-            except (ValueError, OSError):
-                continue
-            if not line:
-                return
-            self._tail.append(line.decode("utf-8", "replace").rstrip("\n"))
+        partial = b""
+        try:
+            while chunk := await stream.read(STDERR_CHUNK):
+                *lines, partial = (partial + chunk).split(b"\n")
+                partial = partial[-LINE_LIMIT:]
+                for line in lines[-TAIL_LINES:]:
+                    self._keep(line)
+        except Exception as exc:
+            log.warning("reading %s's stderr failed (%r); the rest is not kept", self.name, exc)
+        if partial:
+            self._keep(partial)
+
+    def _keep(self, line: bytes) -> None:
+        self._tail.append(line[-LINE_LIMIT:].decode("utf-8", "replace").rstrip("\r"))
 
     async def stderr_tail(self, timeout: float = 0.5) -> str:
         """The last lines the agent wrote to stderr (waiting a little for the rest)."""
@@ -88,7 +103,13 @@ class AgentProcess:
         return "\n".join(self._tail)
 
     async def kill(self) -> None:
-        """SIGTERM the group and the tree, then SIGKILL what is left after :data:`TERM_GRACE`."""
+        """SIGTERM the group and the tree, then SIGKILL what is left after :data:`TERM_GRACE`.
+
+        Once only: a second call would signal a group id the system may have reused.
+        """
+        if self._killed:
+            return
+        self._killed = True
         tree = self._descendants()
         self._signal(signal.SIGTERM, tree)
         with contextlib.suppress(asyncio.TimeoutError):
