@@ -1,7 +1,9 @@
 // Editing a call's JSON arguments before allowing it: a textarea that starts
 // with the arguments asked for. Text that is not a JSON object is refused here,
 // with the reason, before anything is sent; the tool's schema is checked by the
-// kernel, which refuses arguments that break it.
+// kernel, which refuses arguments that break it. When the call's arguments
+// change while the question is open, the editor follows them, unless the
+// person is editing: then their text stays, marked stale.
 
 import { h, prettyJson, setShown, setText } from "./dom.js";
 import { isObject } from "./state.js";
@@ -71,16 +73,55 @@ export class ArgumentsEditor {
     });
     this.input.value = this.initial;
     this.error = h("p", { class: "mead-edit-error", role: "alert", hidden: true });
+    this.stale = h("p", { class: "mead-edit-stale", role: "status", hidden: true });
     this.el = h("details", { class: "mead-edit" }, [
       this.summary,
       h("label", { for: id, text: "Arguments (JSON)" }),
       this.input,
+      this.stale,
       this.error,
     ]);
     this.input.addEventListener("input", () => {
       this.showError("");
-      setText(this.summary, this.input.value === this.initial ? "Edit arguments" : "Edit arguments (edited)");
+      if (this.input.hasAttribute("data-stale") && this.read().kind === "unchanged") this.markStale(false);
+      this.showSummary();
     });
+  }
+
+  /**
+   * The call's arguments changed: the text follows them, unless the person is
+   * editing it (it has focus, or differs from what was asked for); then their
+   * text is kept and marked stale.
+   * @param {unknown} next the arguments the call now has
+   * @returns {boolean} whether the text follows the new arguments
+   */
+  follow(next) {
+    const value = next ?? {};
+    if (sameValue(value, this.original)) return true;
+    const focused = this.input.isConnected && this.input.ownerDocument.activeElement === this.input;
+    const editing = focused || this.input.value !== this.initial;
+    this.original = value;
+    this.initial = prettyJson(value);
+    if (!editing) this.input.value = this.initial;
+    this.markStale(editing && this.input.value !== this.initial);
+    this.showSummary();
+    return !editing;
+  }
+
+  /** @param {boolean} stale whether the text was written for arguments the call no longer has */
+  markStale(stale) {
+    setText(
+      this.stale,
+      stale ? "The call's arguments changed while you edited them: your text is kept. Check it against the new arguments." : "",
+    );
+    setShown(this.stale, stale);
+    if (stale) this.input.setAttribute("data-stale", "true");
+    else this.input.removeAttribute("data-stale");
+  }
+
+  /** Say on the summary whether the text differs from the arguments asked for. */
+  showSummary() {
+    setText(this.summary, this.input.value === this.initial ? "Edit arguments" : "Edit arguments (edited)");
   }
 
   /** @returns {Edit} */

@@ -79,6 +79,7 @@ export function buildChoice(ctx, question) {
       if (ids.length === 0) return false;
       message = { type: "answer", question_id: question.id, option_ids: multiple ? ids : ids.slice(0, 1) };
     }
+    if (typeof question.version === "number") message.version = question.version;
     sent = true;
     setDisabled([submit, other, fieldset], true);
     setText(status, "Sending…");

@@ -52,14 +52,16 @@ export function shortcut(event) {
 
 /**
  * Listen for answer keys on a question's element; `act` returns whether it used the key.
- * The listener does nothing while `enabled()` is false (the `keyboard` trait).
+ * The listener does nothing while `enabled()` is false (the `keyboard` trait), and
+ * nothing for a key whose target is not within `el`.
  * @param {HTMLElement} el
  * @param {() => boolean} enabled
  * @param {(key: Shortcut) => boolean} act
  */
 export function listenForShortcuts(el, enabled, act) {
   el.addEventListener("keydown", (event) => {
-    if (!enabled()) return;
+    // Only keys pressed on the focused question itself: never one sent to it from elsewhere.
+    if (!enabled() || !(event.target instanceof Node) || !el.contains(event.target)) return;
     const key = shortcut(event);
     if (key === null || !act(key)) return;
     event.preventDefault();

@@ -1,12 +1,15 @@
 // An open permission question: Allow, Deny with an optional reason, "Allow
 // always" for a scope the person picks among those the kernel offers, and an
 // editor for the arguments. An answer the kernel refuses (arguments that break
-// the tool's schema) leaves the question open with the reason shown.
+// the tool's schema) leaves the question open with the reason shown. When the
+// call changes while the question is open (a new `version`: an agent's late
+// input), the question says so, shows the new arguments and asks again; every
+// answer names the version it was made on.
 
 import { ArgumentsEditor } from "./arguments-editor.js";
 import { CLASS_HINT, KIND_HINT, MAX_NOTE, NOT_EDITABLE } from "./constants.gen.js";
 import { countdownFor, cssToken, focusElement, questionSection, setDisabled } from "./controls.js";
-import { h, prettyJson, setShown, setText } from "./dom.js";
+import { h, prettyJson, setAttr, setShown, setText } from "./dom.js";
 import { enterAllows, listenForShortcuts } from "./keys.js";
 import { badgeKind, lookup, scopeLabel } from "./labels.js";
 import { isObject, nonEmptyOr } from "./state.js";
@@ -33,6 +36,19 @@ export function offeredScopes(card, question) {
   return known.filter((s) => scopes.includes(s) && (s !== "class" || card.class === "read"));
 }
 
+/** What an open question says once the call it shows has changed. */
+export const CHANGED_NOTE = "The call changed; check it again.";
+
+/**
+ * The version of the call a question shows (a question without one: 1).
+ * @param {Question} question
+ * @returns {number}
+ */
+export function questionVersion(question) {
+  const version = question.version;
+  return typeof version === "number" && Number.isSafeInteger(version) && version > 0 ? version : 1;
+}
+
 /**
  * The hint next to the buttons, saying which keys answer.
  * @param {boolean} keyboard
@@ -50,21 +66,10 @@ function keyHint(keyboard, enter) {
  * @returns {QuestionView}
  */
 export function buildPermission(ctx, card, question) {
-  const tool = nonEmptyOr(card.tool, "?");
-  const server = nonEmptyOr(card.server, "?");
-  const toolClass = nonEmptyOr(card.class, "effect");
-  const kind = badgeKind(card);
-  const hint = lookup(KIND_HINT, kind) || lookup(CLASS_HINT, toolClass) || "unknown class";
   const editable = question.editable !== false;
-  const enter = enterAllows(card);
   const keyboard = ctx.keyboard();
   const labelId = ctx.uid();
-  const allow = h("button", {
-    type: "button",
-    class: "mead-button mead-allow",
-    "aria-keyshortcuts": keyboard && enter ? "Enter" : null,
-    text: "Allow",
-  });
+  const allow = h("button", { type: "button", class: "mead-button mead-allow", text: "Allow" });
   const deny = h("button", {
     type: "button",
     class: "mead-button mead-deny",
@@ -75,16 +80,46 @@ export function buildPermission(ctx, card, question) {
   const reason = h("input", { type: "text", id: reasonId, class: "mead-reason-input", autocomplete: "off", maxlength: String(MAX_NOTE) });
   const status = h("span", { class: "mead-sent", role: "status" });
   const rejected = h("p", { class: "mead-rejected", role: "alert", hidden: true });
+  const changed = h("p", { class: "mead-changed", role: "alert", hidden: true });
   const editor = editable ? new ArgumentsEditor(ctx, card.arguments) : null;
-  const scopes = offeredScopes(card, question);
   const scopeId = ctx.uid();
   const scope = h("select", { id: scopeId, class: "mead-scope" });
-  for (const s of scopes) scope.append(h("option", { value: s, text: scopeLabel(s, card) }));
   const always = h("button", { type: "button", class: "mead-button mead-allow-always", text: "Allow always" });
+  const alwaysRow = h("div", { class: "mead-always" }, [h("label", { for: scopeId, text: "Allow always for" }), scope, always]);
   const countdown = countdownFor(ctx, question, "Denies");
+  const prompt = h("p", { class: "mead-question-prompt", id: labelId });
+  const args = h("pre", { class: "mead-question-args", "aria-label": "Arguments" });
+  const hintEl = h("span", { class: "mead-hint", "aria-hidden": "true" });
+  const actions = h("div", { class: "mead-actions" }, [allow, deny, countdown, hintEl, status]);
 
   const el = questionSection("permission", { role: "group", "aria-labelledby": labelId }, [
-    h("p", { class: "mead-question-prompt", id: labelId }, [
+    prompt,
+    changed,
+    args,
+    editor ? editor.el : h("p", { class: "mead-not-editable", text: NOT_EDITABLE }),
+    rejected,
+    actions,
+    editable
+      ? h("div", { class: "mead-reason" }, [h("label", { for: reasonId, text: "Reason if denied (optional)" }), reason])
+      : null,
+  ]);
+  const controls = editor ? [allow, deny, always, scope, reason, editor.input] : [allow, deny, always, scope];
+
+  /** @type {Scope[]} */
+  let scopes = [];
+  let enter = false;
+  /**
+   * Show what the card says of its call now: who, what, the arguments, the keys and scopes.
+   * @param {Card} shown
+   * @param {Question} q
+   */
+  const show = (shown, q) => {
+    const tool = nonEmptyOr(shown.tool, "?");
+    const server = nonEmptyOr(shown.server, "?");
+    const toolClass = nonEmptyOr(shown.class, "effect");
+    const kind = badgeKind(shown);
+    const hint = lookup(KIND_HINT, kind) || lookup(CLASS_HINT, toolClass) || "unknown class";
+    prompt.replaceChildren(
       "Allow ",
       h("strong", { text: tool }),
       " on ",
@@ -95,28 +130,25 @@ export function buildPermission(ctx, card, question) {
         text: kind || toolClass,
       }),
       h("span", { class: "mead-class-hint", text: ` (${hint})` }),
-    ]),
-    h("pre", { class: "mead-question-args", "aria-label": "Arguments" }, [prettyJson(card.arguments)]),
-    editor ? editor.el : h("p", { class: "mead-not-editable", text: NOT_EDITABLE }),
-    rejected,
-    h("div", { class: "mead-actions" }, [
-      allow,
-      deny,
-      countdown,
-      h("span", { class: "mead-hint", "aria-hidden": "true", text: keyHint(keyboard, enter) }),
-      status,
-    ]),
-    scopes.length > 0
-      ? h("div", { class: "mead-always" }, [h("label", { for: scopeId, text: "Allow always for" }), scope, always])
-      : null,
-    editable
-      ? h("div", { class: "mead-reason" }, [h("label", { for: reasonId, text: "Reason if denied (optional)" }), reason])
-      : null,
-  ]);
-  const controls = editor ? [allow, deny, always, scope, reason, editor.input] : [allow, deny, always, scope];
+    );
+    setText(args, prettyJson(shown.arguments));
+    enter = enterAllows(shown);
+    setAttr(allow, "aria-keyshortcuts", keyboard && enter ? "Enter" : null);
+    setText(hintEl, keyHint(keyboard, enter));
+    const offered = offeredScopes(shown, q);
+    if (offered.join() !== scopes.join()) {
+      scopes = offered;
+      scope.replaceChildren(...scopes.map((s) => h("option", { value: s, text: scopeLabel(s, shown) })));
+    }
+    if (scopes.length === 0) alwaysRow.remove();
+    else if (alwaysRow.parentNode === null) actions.after(alwaysRow);
+  };
+  show(card, question);
 
   let waiting = false;
   let refusals = rejections(question);
+  const opened = questionVersion(question);
+  let version = opened;
   showRejected(rejected, question);
 
   /**
@@ -127,6 +159,7 @@ export function buildPermission(ctx, card, question) {
     if (waiting) return;
     /** @type {AnswerMessage} */
     const message = { type: "answer", question_id: question.id, decision, note: "" };
+    if (typeof question.version === "number") message.version = version;
     if (decision === "allow" && editor) {
       const edit = editor.read();
       if (edit.kind === "invalid") {
@@ -142,6 +175,11 @@ export function buildPermission(ctx, card, question) {
     setDisabled(controls, true);
     setText(status, decision === "allow" ? "Allowing…" : "Denying…");
     ctx.answer(message);
+  };
+  const ready = () => {
+    waiting = false;
+    setDisabled(controls, false);
+    setText(status, "");
   };
   allow.addEventListener("click", () => answer("allow"));
   deny.addEventListener("click", () => answer("deny"));
@@ -168,14 +206,22 @@ export function buildPermission(ctx, card, question) {
     update(next) {
       const q = next.question;
       if (!isObject(q)) return;
+      const now = questionVersion(q);
+      if (now !== version) {
+        // The call changed under the person: show it as it is now and ask again.
+        version = now;
+        show(next, q);
+        editor?.follow(next.arguments);
+        setText(changed, CHANGED_NOTE);
+        setShown(changed, now !== opened);
+        if (waiting) ready();
+      }
       showRejected(rejected, q);
       const count = rejections(q);
       if (count === refusals) return;
       refusals = count;
       if (!waiting) return;
-      waiting = false;
-      setDisabled(controls, false);
-      setText(status, "");
+      ready();
       if (editor?.read().kind === "edited") editor.focus();
     },
     dispose() {

@@ -7,7 +7,7 @@
 import { CardView } from "./card.js";
 import { PLAN_GLYPH, PROTOCOL_VERSION, STOP_REASON, TURN_STATUS } from "./constants.gen.js";
 import { Ticker } from "./countdown.js";
-import { cancelFrame, h, requestFrame, setAttr, setShown, setText } from "./dom.js";
+import { cancelFrame, h, isTextField, requestFrame, setAttr, setShown, setText } from "./dom.js";
 import { Whoami, answeredFor, pageId } from "./identity.js";
 import { MarkdownView } from "./markdown.js";
 import { lookup } from "./labels.js";
@@ -282,7 +282,8 @@ export class TurnView {
   }
 
   /**
-   * Move focus to a question that just opened, once per question, unless another open question has it.
+   * Move focus to a question that just opened, once per question, unless the
+   * person is elsewhere (see `mayTakeFocus`) or another open question has it.
    * @param {CardView} view
    */
   focusQuestion(view) {
@@ -295,6 +296,7 @@ export class TurnView {
     if (!question.el.isConnected) return;
     view.pendingFocus = null;
     this.focused.add(id);
+    if (!mayTakeFocus(this.root)) return;
     const active = document.activeElement;
     const busy = active instanceof Element ? active.closest(".mead-question") : null;
     if (busy && busy !== question.el && !busy.classList.contains("mead-answered")) return;
@@ -320,6 +322,37 @@ export class TurnView {
     if (this.copyTimer !== null) clearTimeout(this.copyTimer);
     this.ticker.dispose();
     this.root.remove();
+  }
+}
+
+/** Editors that are not text fields to the DOM but take the person's typing. */
+const EDITORS = ".cm-editor, .CodeMirror, .monaco-editor, [role='textbox']";
+
+/**
+ * Whether a question that opens in `root` may move focus to itself: only when
+ * focus is nowhere (the page's body) or inside `root` outside any field or
+ * editor. Focus in a text field, another cell's editor or any other element of
+ * the page stays where it is, so keys typed there never reach a question; so
+ * does focus outside a framed page (a VS Code webview whose editor has it).
+ * @param {Element} root
+ * @param {Document} [doc]
+ * @param {boolean} [framed] whether the page is inside another (a webview, an iframe)
+ * @returns {boolean}
+ */
+export function mayTakeFocus(root, doc = document, framed = isFramed()) {
+  if (framed && typeof doc.hasFocus === "function" && !doc.hasFocus()) return false;
+  const active = doc.activeElement;
+  if (active === null || active === doc.body || active === doc.documentElement) return true;
+  if (!root.contains(active)) return false;
+  return !isTextField(active) && active.closest(EDITORS) === null;
+}
+
+/** @returns {boolean} whether this page is shown inside another */
+function isFramed() {
+  try {
+    return window.top !== window;
+  } catch {
+    return true;
   }
 }
 
