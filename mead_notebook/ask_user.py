@@ -74,7 +74,7 @@ def ask(driver: TurnDriver, tool_call_id: str, arguments: object) -> tuple[str, 
     given = arguments if isinstance(arguments, dict) else {}
     record = driver.begin(tool_call_id, ASK_USER, SERVER, "read", given)
     try:
-        choice = parse_choice(tool_call_id, arguments)
+        choice = parse_choice(record.tool_call_id, arguments)
     except ValueError as exc:
         message = f"Invalid ask_user arguments: {exc}"
         driver.fail(record, "invalid_arguments", message)
@@ -91,6 +91,8 @@ def settle(driver: TurnDriver, record: CallRecord, choice: Choice) -> Settled:
     choice, or the person's own words complete the call; anything else fails it
     (``no_answer``, or the reason given).
     """
+    if choice["tool_call_id"] == record.source_id:
+        choice = {**choice, "tool_call_id": record.tool_call_id}
     answer = driver.choice(choice)
     result = _result(choice, answer)
     if result is not None:

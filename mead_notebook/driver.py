@@ -201,12 +201,15 @@ class TurnDriver:
     ) -> CallRecord:
         """Record a new call and send its ``pending`` update.
 
+        Each call of a turn has an id of its own: an id the agent gave before is
+        suffixed (``record.source_id`` keeps the agent's).
+
         ``tool_class`` None derives it from ``kind``; ``kind`` None derives it
         from the class (``read``, or ``other``).
         """
         klass: ToolClass = tool_class if tool_class is not None else class_of(kind)
         record = CallRecord(
-            tool_call_id,
+            self._unused(tool_call_id),
             tool,
             server,
             dict(arguments),
@@ -215,6 +218,7 @@ class TurnDriver:
             title=title or tool,
             content=list(content or []),
             locations=list(locations or []),
+            source_id=tool_call_id,
         )
         self.result.calls.append(record)
         details: dict[str, Any] = {
@@ -230,6 +234,15 @@ class TurnDriver:
             details["locations"] = list(record.locations)
         self._update(record, "pending", details=details)
         return record
+
+    def _unused(self, tool_call_id: str) -> str:
+        """``tool_call_id``, or ``"<id>~N"`` when a call of this turn already has it."""
+        taken = {r.tool_call_id for r in self.result.calls}
+        unused, n = tool_call_id, 1
+        while unused in taken:
+            n += 1
+            unused = f"{tool_call_id}~{n}"
+        return unused
 
     def describe(
         self,

@@ -174,7 +174,7 @@ class TurnRunner:
         decision = self.driver.permission(record, t.parameters)
         self._check_cancelled()
         if isinstance(decision, Deny):
-            return _tool_message(record.tool_call_id, record.error or "", error=True)
+            return _tool_message(record.source_id, record.error or "", error=True)
         if record.approved_arguments is not None:
             try:
                 arguments = t.validate(record.approved_arguments)
@@ -207,7 +207,7 @@ class TurnRunner:
         if event.kind == "done" and event.error is None:
             call.result = result_text(event.value)
             self.driver.complete(record, call.result)
-            return _tool_message(record.tool_call_id, call.result, error=False)
+            return _tool_message(record.source_id, call.result, error=False)
         timeout = self.router.tool_timeout
         if event.kind == "cancel":
             message = self._fail(record, "cancelled", f"The call to {t.name} was cancelled.")
@@ -247,7 +247,7 @@ class TurnRunner:
 
     def _fail(self, record: CallRecord, outcome: Any, message: str) -> Message:
         self.driver.fail(record, outcome, message)
-        return _tool_message(record.tool_call_id, message, error=True)
+        return _tool_message(record.source_id, message, error=True)
 
     def _check_cancelled(self) -> None:
         if self.cancelled.is_set():

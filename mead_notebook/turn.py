@@ -62,6 +62,13 @@ class CallRecord:
     decided_by: DecidedBy | None = None
     """``agent`` when the agent's own rules let it run without asking anyone here;
     None when the interaction was asked (the interaction knows who answered)."""
+    source_id: str = ""
+    """The id the agent gave the call. ``tool_call_id`` names one call of the turn
+    only; the two differ when the agent gave an id again (``"<id>~2"``)."""
+
+    def __post_init__(self) -> None:
+        if not self.source_id:
+            self.source_id = self.tool_call_id
 
 
 @dataclass

@@ -736,3 +736,27 @@ def test_a_long_result_reaches_the_update_short_and_the_record_whole() -> None:
     assert len(finals[0]["result"]) == SHORT
     assert finals[0]["result"].endswith("…")
     assert result.calls[0].result == "x" * 5000
+
+
+def test_a_reused_call_id_gets_a_card_and_a_question_of_its_own() -> None:
+    """Each call under a repeated id is asked for itself; the model hears back under its id."""
+    seen: list[Sequence[Message]] = []
+
+    def model_fn(messages: Sequence[Message]) -> list[Any]:
+        seen.append(list(messages))
+        if len(seen) == 1:
+            return [ToolCall("write_file", {"path": "a.txt", "text": "one"}, "same")]
+        if len(seen) == 2:
+            return [ToolCall("write_file", {"path": "b.txt", "text": "two"}, "same")]
+        return ["ok"]
+
+    rec = Recording(AllowAll())
+    result = Router(ScriptedModel(model_fn), tools=[write_file]).run("go", interaction=rec)
+    asked = [e.args[0] for e in rec.events if e.name == "request_permission"]
+    assert [r["arguments"]["path"] for r in asked] == ["a.txt", "b.txt"]
+    assert [r["tool_call_id"] for r in asked] == ["same", "same~2"]
+    cards = {u["tool_call_id"] for u in updates(rec)}
+    assert cards == {"same", "same~2"}
+    assert [c.source_id for c in result.calls] == ["same", "same"]
+    replies = [m for m in seen[2] if m.get("role") == "tool"]
+    assert [m["tool_call_id"] for m in replies] == ["same", "same"]

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from mead_notebook import Answered, Picked, ToolCall
+from mead_notebook import Answered, Picked, ToolCall, TurnError
 from mead_notebook.adapters.base import AgentResult
 from mead_notebook.testing import Recording
 
@@ -415,3 +415,49 @@ def test_a_call_the_agent_ran_without_asking_says_who_decided(harness: Harness) 
     assert running(rec)[case.tool_call_id]["decided_by"] == "agent"
     [record] = [c for c in result.calls if c.tool_call_id == case.tool_call_id]
     assert record.decided_by == "agent"
+
+
+# -- a decision is bound to the call it was made for -----------------------------------------
+
+
+def run_or_refusal(harness: Harness, replies: Replies, interaction: Any) -> AgentResult | str:
+    """The turn's result, or the error of a framework that refuses such replies itself."""
+    try:
+        return run(harness, replies, interaction)
+    except TurnError as refused:
+        return str(refused)
+
+
+@pytest.mark.parametrize("together", [False, True], ids=["later-round", "same-reply"])
+def test_a_reused_id_is_a_new_call_asked_for_itself(harness: Harness, together: bool) -> None:
+    """A model (or a proxy) that repeats a call id gets a question for each call under it."""
+    rec, _ = recorded(Person(deny={"delete_file": "not that one"}))
+    first = ToolCall("read_file", {"path": "a.txt"}, "same")
+    second = ToolCall("delete_file", {"path": "important.db"}, "same")
+    replies: Replies = [[first, second], ["ok"]] if together else [[first], [second], ["ok"]]
+    result = run_or_refusal(harness, replies, rec)
+
+    assert "delete important.db" not in harness.ran
+    if isinstance(result, str):
+        assert "call id" in result.lower() or "tool_call_id" in result
+        return
+    questions = [(r["tool"], r["arguments"]) for r in asked(rec)]
+    assert ("delete_file", {"path": "important.db"}) in questions
+    deleting = [c for c in result.calls if c.tool == "delete_file"]
+    assert [(c.status, c.outcome) for c in deleting] == [("failed", "denied")]
+    ids = [c.tool_call_id for c in result.calls]
+    assert len(ids) == len(set(ids)), "each call has a card of its own"
+
+
+def test_a_call_repeated_after_it_ran_is_asked_again(harness: Harness) -> None:
+    """An Allow covers one run: the same call under the same id later is a new question."""
+    rec, _ = recorded()
+    again = ToolCall("write_file", {"path": "b.txt", "text": "hi"}, "w1")
+    result = run_or_refusal(harness, [[again], [again], ["ok"]], rec)
+
+    assert harness.ran.count("write b.txt") == len(asked(rec))
+    if isinstance(result, str):
+        assert "call id" in result.lower()
+        assert len(asked(rec)) == 1
+        return
+    assert len(asked(rec)) == len([c for c in result.calls if c.tool == "write_file"])

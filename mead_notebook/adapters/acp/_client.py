@@ -12,6 +12,7 @@ import asyncio
 import itertools
 import logging
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from acp.schema import (
@@ -114,9 +115,21 @@ class TurnMapper:
             error = text or f"{record.tool} failed"
             self.session.driver.fail(record, "error", error, content=content)
 
-    def _see(self, update: ToolCallStart | ToolCallProgress | ToolCallUpdate) -> CallRecord:
-        """The call's record: begun at first sight (``pending``), described when it says more."""
+    def _see(
+        self, update: ToolCallStart | ToolCallProgress | ToolCallUpdate, *, asking: bool = False
+    ) -> CallRecord:
+        """The call's record: begun at first sight (``pending``), described when it says more.
+
+        A call started, or asked about, under the id of one that has ended is a new
+        call with a card of its own.
+        """
         known = self.records.get(update.tool_call_id)
+        if (
+            known is not None
+            and known.status in FINAL_STATUSES
+            and (asking or isinstance(update, ToolCallStart))
+        ):
+            known = None
         kind: ToolKind | None = m.kind_of(update.kind)
         arguments = m.arguments_of(update.raw_input)
         content = m.content_of(update.content)
@@ -183,7 +196,7 @@ class TurnMapper:
         self, tool_call: ToolCallUpdate, options: list[PermissionOption]
     ) -> RequestPermissionResponse:
         """``session/request_permission``: Allow or Deny, as one of the agent's options."""
-        record: CallRecord = await self._call(self._see, tool_call)
+        record: CallRecord = await self._call(partial(self._see, asking=True), tool_call)
         if not record.arguments and self.late_input > 0:
             await self._late_input(record.tool_call_id)
         if record.status in FINAL_STATUSES or self.session.cancelled.is_set():

@@ -73,8 +73,7 @@ class Session:
         self.driver.result = self.result
         self.cancelled = threading.Event()
         """Set once the whole run is being cancelled (not one call)."""
-        self.allowed: set[str] = set()
-        """The ids of the calls allowed so far."""
+        self._allowed: set[str] = set()
         self._records: dict[str, CallRecord] = {}
         self._callbacks = ThreadPoolExecutor(1, thread_name_prefix="mead-callbacks")
         self._context = contextvars.copy_context()
@@ -145,11 +144,32 @@ class Session:
     # -- calls (on the callback thread) -------------------------------------------------
 
     def record(self, tool_call_id: str) -> CallRecord | None:
-        """The record of a call this session has begun, if any."""
+        """The latest call this session has begun under the agent's ``tool_call_id``, if any."""
         found = self._records.get(tool_call_id)
         if found is not None:
             return found
-        return next((r for r in self.result.calls if r.tool_call_id == tool_call_id), None)
+        return next((r for r in reversed(self.result.calls) if r.source_id == tool_call_id), None)
+
+    def known(self, tool_call_id: str, tool: str, server: str, arguments: Any) -> CallRecord | None:
+        """The call begun under ``tool_call_id`` if it is this very call and has not run.
+
+        This very call: the same server and tool, with the arguments it was asked
+        with or those the person approved, not ended yet (a framework resuming a
+        call runs it again from the start) or refused before it ran. Anything else
+        under the same id (a model or proxy that repeats ids, a call made again
+        after it ended) is a new call with a card and a question of its own.
+        """
+        record = self.record(tool_call_id)
+        if record is None or (record.server, record.tool) != (server, tool):
+            return None
+        given = _wrapped(arguments)
+        if given != record.arguments and given != record.approved_arguments:
+            return None
+        if record.status in ("pending", "in_progress"):
+            return record
+        if record.status == "failed" and record.outcome in UNRUN:
+            return record
+        return None
 
     def begin(
         self,
@@ -165,13 +185,12 @@ class Session:
         locations: list[Location] | None = None,
     ) -> CallRecord:
         """``pending`` for a new call, as ``TurnDriver.begin`` (non-dict arguments are wrapped)."""
-        given = arguments if isinstance(arguments, dict) else {"arguments": arguments}
         record = self.driver.begin(
             tool_call_id,
             tool,
             server,
             tool_class,
-            given,
+            _wrapped(arguments),
             kind=kind,
             title=title,
             content=content,
@@ -194,14 +213,15 @@ class Session:
         content: list[ContentBlock] | None = None,
         locations: list[Location] | None = None,
     ) -> tuple[CallRecord, bool]:
-        """Begin the call unless it was, and ask unless it was allowed; return (record, allowed).
+        """Ask for a call unless this very call was decided; return (record, allowed).
 
         ``parameters`` is the tool's JSON schema, which edited arguments must fit.
-        A call is asked once: a framework that pauses and runs it again (an approval
-        it asks for itself, a resumed graph) gets the first answer, and the
-        arguments the person approved stay in ``record.approved_arguments``.
+        A decision holds for the call it was made for (see :meth:`known`) until
+        it runs: a framework that pauses and runs it again (an approval it asks
+        for itself, a resumed graph) gets the first answer, and the arguments the
+        person approved stay in ``record.approved_arguments``.
         """
-        record = self.record(tool_call_id)
+        record = self.known(tool_call_id, tool, server, arguments)
         if record is None:
             record = self.begin(
                 tool_call_id,
@@ -214,13 +234,13 @@ class Session:
                 content=content,
                 locations=locations,
             )
-        elif tool_call_id in self.allowed:
+        elif record.tool_call_id in self._allowed:
             return record, True
         elif record.status == "failed":
             return record, False
         decision: Allow | Deny = self.driver.permission(record, parameters)
         if isinstance(decision, Allow):
-            self.allowed.add(tool_call_id)
+            self._allowed.add(record.tool_call_id)
             return record, True
         return record, False
 
@@ -232,29 +252,41 @@ class Session:
         arguments: Any,
         outcome: Outcome,
         error: str,
-    ) -> None:
+    ) -> CallRecord:
         """Report a call the framework refused (unknown tool, bad arguments, approved or not).
 
-        A call begun earlier ends ``failed`` unless it has already ended.
+        This very call, begun earlier, ends ``failed`` unless it has already ended
+        (a framework's report of what was said already: empty ``arguments`` stand
+        for the call's own); any other is begun and ends ``failed``.
         """
-        record = self.record(tool_call_id)
+        record = self.known(tool_call_id, tool, server, arguments)
+        latest = self.record(tool_call_id)
+        if record is None and latest is not None:
+            same = (latest.server, latest.tool) == (server, tool)
+            given = _wrapped(arguments)
+            if same and given in ({}, latest.arguments, latest.approved_arguments):
+                record = latest
         if record is None:
             record = self.begin(tool_call_id, tool, server, "effect", arguments)
         elif record.status in FINAL_STATUSES:
-            return
-        self.allowed.discard(tool_call_id)
+            return record
+        self._allowed.discard(record.tool_call_id)
         self.driver.fail(record, outcome, error)
+        return record
 
     def ask(self, choice: Choice, tool: str, server: str, arguments: Any) -> ask_user.Settled:
-        """Put ``choice`` to the person as one call (begun unless it was), as ``ask_user`` does.
+        """Put ``choice`` to the person as one call, as ``ask_user`` does.
+
+        The question is the card of the call open under its id (a tool that asks
+        while it runs), or a call of its own.
 
         Returns how it was settled; the framework answers in its own form (see
         :class:`~mead_notebook.adapters.base.Question`).
         """
         tool_call_id = choice["tool_call_id"]
-        record = self.record(tool_call_id) or self.begin(
-            tool_call_id, tool, server, "read", arguments
-        )
+        record = self.record(tool_call_id)
+        if record is None or record.status in FINAL_STATUSES:
+            record = self.begin(tool_call_id, tool, server, "read", arguments)
         return ask_user.settle(self.driver, record, choice)
 
     def handle(self, record: CallRecord) -> Call:
@@ -452,6 +484,16 @@ class Session:
             active_session.reset(token)
             _close(loop)
             workers.shutdown(wait=False, cancel_futures=True)
+
+
+UNRUN: frozenset[Outcome] = frozenset(
+    {"denied", "expired", "no_answer", "invalid_arguments", "unknown"}
+)
+"""The outcomes of a call that ended before it ran: its decision is final."""
+
+
+def _wrapped(arguments: Any) -> dict[str, Any]:
+    return dict(arguments) if isinstance(arguments, dict) else {"arguments": arguments}
 
 
 def failure(record: CallRecord, exc: BaseException) -> str:

@@ -84,15 +84,16 @@ class Gate:
         return await self.session.call(self._ask, tool_use_id, tool, given)
 
     def _begin(self, tool_use_id: str, tool: str, given: dict[str, Any]) -> CallRecord:
-        found = self.session.record(tool_use_id)
-        if found is not None:
-            return found
+        """The pending record of this very call, or a new one (an id given again is a new call)."""
         server, _, name = (
             tool.removeprefix("mcp__").partition("__")
             if tool.startswith("mcp__")
             else (SERVER, "", tool)
         )
-        return self.session.driver.begin(
+        found = self.session.known(tool_use_id, name or tool, server, given)
+        if found is not None and found.status == "pending":
+            return found
+        return self.session.begin(
             tool_use_id,
             name or tool,
             server,

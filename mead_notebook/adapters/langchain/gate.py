@@ -147,10 +147,10 @@ def _admit(
         text, failed = ask_user.ask(session.driver, tool_call_id, args)
         return _message(request, text, error=failed)
     # A call asked before it reached the ToolNode (a human-in-the-loop review) is checked after.
-    checked = session.record(tool_call_id) is None
+    checked = session.known(tool_call_id, name, SERVER, args) is None
     refused = _refusal(request) if checked else None
     if refused is None:
-        parameters = None if tool_call_id in session.allowed else parameters_of(request.tool)
+        parameters = parameters_of(request.tool)
         metadata = request.tool.metadata if request.tool is not None else None
         record, allowed = session.admit(
             tool_call_id, name, SERVER, None, args, parameters, kind=declared_kind(metadata)
@@ -215,7 +215,7 @@ def _message(request: ToolCallRequest, content: str, *, error: bool) -> ToolMess
 
 def _settle(session: Session, record: CallRecord, out: Result) -> None:
     """``completed`` or ``failed`` from what the ToolNode returned (on the callback thread)."""
-    message = out if isinstance(out, ToolMessage) else _message_in(out, record.tool_call_id)
+    message = out if isinstance(out, ToolMessage) else _message_in(out, record.source_id)
     if message is None:
         session.driver.complete(record, result_text(getattr(out, "update", None)))
     elif message.status == "error":

@@ -17,7 +17,7 @@ from agents import (
 )
 from openai.types.responses import ResponseCompletedEvent, ResponseTextDeltaEvent
 
-from mead_notebook.interaction import ToolKind
+from mead_notebook.interaction import FINAL_STATUSES, ToolKind
 from mead_notebook.tools.base import result_text as as_text
 
 from ..base import Session
@@ -92,6 +92,9 @@ class Events:
         name, arguments = found
         server = self.agent or "openai-agents"
         session = self.session
+        told = session.record(call_id)
+        if told is not None and told.tool == name and told.status in FINAL_STATUSES:
+            return  # a tool of the run's own (ask_user) answered it
         session.refuse(call_id, name, server, arguments, "unknown", as_text(item.output))
 
     def _hosted(self, raw: dict[str, Any], kind: ToolKind) -> None:

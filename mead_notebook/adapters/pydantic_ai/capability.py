@@ -39,6 +39,7 @@ from pydantic_ai.tools import (
 )
 
 from mead_notebook.interaction import Outcome
+from mead_notebook.turn import CallRecord
 
 from ..base import (
     ASK_USER_MARK,
@@ -159,7 +160,7 @@ class MeadCapability(AbstractCapability[Any]):
             return ToolDenied(record.error or f"Permission to run {call.tool_name} was denied.")
         edited = record.approved_arguments
         if edited is not None and edited != asked:
-            args = await _validated(ctx, session, call, edited)
+            args = await _validated(ctx, session, record, call, edited)
         driver = session.driver
         try:
             value = await session.execute(record, lambda: handler(args), passthrough=_SIGNALS)
@@ -225,7 +226,11 @@ class MeadCapability(AbstractCapability[Any]):
 
 
 async def _validated(
-    ctx: RunContext[Any], session: Session, call: ToolCallPart, edited: dict[str, Any]
+    ctx: RunContext[Any],
+    session: Session,
+    record: CallRecord,
+    call: ToolCallPart,
+    edited: dict[str, Any],
 ) -> dict[str, Any]:
     """``edited`` validated by the tool's own validator, as the model's arguments were.
 
@@ -235,28 +240,26 @@ async def _validated(
     manager = ctx.tool_manager
     if manager is None:
         message = f"The arguments approved for {call.tool_name} cannot be checked here."
-        await session.call(_refuse, session, call, message)
+        await session.call(session.driver.fail, record, "invalid_arguments", message)
         raise ToolFailed(message)
     try:
         validated = await manager.validate_tool_call(
             replace(call, args=dict(edited)), approved=ctx.tool_call_approved
         )
     except Exception as exc:  # the framework's own limit, e.g. too many retries
-        await session.call(_refuse, session, call, f"{type(exc).__name__}: {exc}")
+        await session.call(
+            session.driver.fail, record, "invalid_arguments", f"{type(exc).__name__}: {exc}"
+        )
         raise
     if validated.deferral is not None:
         raise validated.deferral
     if validated.args_valid and validated.validated_args is not None:
         return validated.validated_args
     error = validated.validation_error
-    await session.call(_refuse, session, call, _error_text(error))
+    await session.call(session.driver.fail, record, "invalid_arguments", _error_text(error))
     if error is None:
         raise ToolFailed(f"The arguments approved for {call.tool_name} do not fit it.")
     raise error
-
-
-def _refuse(session: Session, call: ToolCallPart, message: str) -> None:
-    session.refuse(call.tool_call_id, call.tool_name, SERVER, {}, "invalid_arguments", message)
 
 
 def _error_text(error: Exception | None) -> str:
