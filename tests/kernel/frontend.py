@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import queue
 import time
 import uuid
@@ -86,9 +87,17 @@ class Frontend:
     """One kernel of one ipykernel version, and a scripted frontend for its widgets."""
 
     def __init__(
-        self, version: str, workdir: Path, *, subshell: bool = False, log: Path | None = None
+        self,
+        version: str,
+        workdir: Path,
+        *,
+        subshell: bool = False,
+        log: Path | None = None,
+        env: dict[str, str] | None = None,
     ) -> None:
-        """``log``: a file for the kernel process's own output (default: this process's)."""
+        """``log``: a file for the kernel process's own output (default: this process's);
+        ``env``: variables added to the kernel's environment (``PYTHONPATH`` to import
+        the project from another checkout, as ``bench/latency.py --against`` does)."""
         python = kernel_python(version)
         if not python.exists():
             raise FileNotFoundError(
@@ -107,8 +116,12 @@ class Frontend:
         specs = KernelSpecManager(kernel_dirs=[str(workdir / "kernels")])
         self.km = KernelManager(kernel_name="mead-matrix", kernel_spec_manager=specs)
         self._log = None if log is None else log.open("ab")
-        output = {} if self._log is None else {"stdout": self._log, "stderr": self._log}
-        self.km.start_kernel(cwd=str(workdir), **output)
+        options: dict[str, Any] = (
+            {} if self._log is None else {"stdout": self._log, "stderr": self._log}
+        )
+        if env:
+            options["env"] = {**os.environ, **env}
+        self.km.start_kernel(cwd=str(workdir), **options)
         self.kc = self.km.blocking_client()
         self.kc.start_channels()
         self.kc.wait_for_ready(timeout=START_TIMEOUT)
