@@ -124,7 +124,7 @@ def events(log: Path) -> list[dict[str, Any]]:
 def through_widget(calls: int, cwd: str) -> tuple[float, list[float], list[float]]:
     log = Path(tempfile.mktemp(suffix=".jsonl", dir=cwd))
     with acp.session(acp.scripted_agent(script(calls), log=log), cwd=cwd) as session:
-        session.run("warm up")
+        session.run("warm up", interaction=AllowAll())
         interaction = NotebookInteraction(display=False, timeout=60, grace=60)
         view = View(interaction)
         started = time.monotonic()
@@ -196,7 +196,7 @@ def pct(values: list[float], q: float) -> float:
 def with_policy(calls: int, cwd: str) -> float:
     """The adapter alone: the same turn with every call allowed by a policy, no widget."""
     with acp.session(acp.scripted_agent(script(calls)), cwd=cwd) as session:
-        session.run("warm up")
+        session.run("warm up", interaction=AllowAll())
         started = time.monotonic()
         result = session.run("go", interaction=AllowAll())
         took = time.monotonic() - started

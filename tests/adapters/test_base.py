@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import threading
 from typing import Any
 
@@ -19,6 +20,7 @@ from mead_notebook.adapters.base import (
     question_from,
 )
 from mead_notebook.interaction import DiffBlock, Location, PlanEntry
+from mead_notebook.policies import AllowAll
 
 from .helpers import Person, finals, recorded, running, steps, texts
 
@@ -260,3 +262,32 @@ def test_a_tools_kind_comes_from_its_metadata() -> None:
     assert declared_kind({"read_only": True}) == "read"
     assert declared_kind({"kind": "explode"}) == "other"
     assert declared_kind(None) == "other"
+
+
+def test_every_entry_point_needs_an_interaction() -> None:
+    """run, arun, start, a session, a middleware and a capability: none has a default."""
+    from mead_notebook.adapters import acp, claude_agent, langchain, openai_agents, pydantic_ai
+
+    entries = [
+        *(m.run for m in (acp, claude_agent, langchain, openai_agents, pydantic_ai)),
+        *(m.arun for m in (acp, claude_agent, langchain, openai_agents, pydantic_ai)),
+        *(m.start for m in (acp, claude_agent, langchain, openai_agents, pydantic_ai)),
+        acp.Conversation.run,
+        acp.Conversation.arun,
+        acp.Conversation.start,
+    ]
+    for entry in entries:
+        parameter = inspect.signature(entry).parameters["interaction"]
+        assert parameter.kind is inspect.Parameter.KEYWORD_ONLY, entry
+        assert parameter.default is inspect.Parameter.empty, entry
+    for make in (langchain.middleware, pydantic_ai.capability):
+        with pytest.raises(TypeError, match="needs an interaction"):
+            make(None)
+        with pytest.raises(TypeError, match="lacks"):
+            make(object())
+
+
+def test_a_session_refuses_no_interaction_and_names_the_policy_that_allows_all() -> None:
+    with pytest.raises(TypeError, match=r"policies\.AllowAll\(\)"):
+        Session(None)
+    Session(AllowAll()).close()

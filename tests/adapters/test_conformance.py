@@ -309,6 +309,22 @@ def test_a_keyboard_interrupt_ends_the_run_and_propagates(harness: Harness) -> N
     assert harness.ran == []
 
 
+def test_the_sources_round_limit_ends_the_turn_max_rounds(harness: Harness) -> None:
+    """Whatever the source calls its limit, reaching it ends the turn ``max_rounds``: no error."""
+    rec, person = recorded()
+    reads = [[ToolCall("read_file", {"path": f"{n}.txt"}, f"r{n}")] for n in (1, 2, 3, 4)]
+    result = harness.limited([*reads, ["All done."]], rec, 2).result(timeout=60)
+
+    assert result.stop_reason == "max_rounds"
+    assert harness.ran == ["read 1.txt", "read 2.txt"]
+    assert [(c.tool_call_id, c.status) for c in result.calls] == [
+        ("r1", "completed"),
+        ("r2", "completed"),
+    ]
+    assert "All done." not in result.text
+    assert person.hooks == [("turn_started", "go"), ("turn_ended", ("max_rounds", None))]
+
+
 # -- questions ----------------------------------------------------------------------------------
 
 
@@ -461,3 +477,13 @@ def test_a_call_repeated_after_it_ran_is_asked_again(harness: Harness) -> None:
         assert len(asked(rec)) == 1
         return
     assert len(asked(rec)) == len([c for c in result.calls if c.tool == "write_file"])
+
+
+# -- no interaction, no run ------------------------------------------------------------------
+
+
+def test_a_run_without_an_interaction_is_refused_before_anything_runs(harness: Harness) -> None:
+    """The gate replaces the framework's own safeguards: without an interaction nothing starts."""
+    with pytest.raises(TypeError, match="needs an interaction"):
+        harness.start([[ToolCall("delete_file", {"path": "c.txt"}, "d1")], ["ok"]], None)
+    assert harness.ran == []

@@ -63,7 +63,7 @@ def run(
     agent: AgentSpec,
     prompt: str,
     *,
-    interaction: object = None,
+    interaction: object,
     cwd: str | os.PathLike[str] | None = None,
 ) -> AcpResult:
     """Start ``agent`` in ``cwd`` (default: the current directory), run one turn, end it.
@@ -78,7 +78,7 @@ async def arun(
     agent: AgentSpec,
     prompt: str,
     *,
-    interaction: object = None,
+    interaction: object,
     cwd: str | os.PathLike[str] | None = None,
 ) -> AcpResult:
     """As :func:`run`, awaited (for async cells)."""
@@ -89,7 +89,7 @@ def start(
     agent: AgentSpec,
     prompt: str,
     *,
-    interaction: object = None,
+    interaction: object,
     cwd: str | os.PathLike[str] | None = None,
 ) -> Turn[AcpResult]:
     """As :func:`run`, in a thread of its own: returns the turn's handle at once."""

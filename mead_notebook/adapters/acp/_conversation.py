@@ -115,16 +115,16 @@ class Conversation:
 
     # -- turns --------------------------------------------------------------------------
 
-    def run(self, prompt: str, *, interaction: object = None) -> AcpResult:
+    def run(self, prompt: str, *, interaction: object) -> AcpResult:
         """One turn; blocks until it ends (a kernel interrupt stops it and propagates)."""
         return self.start(prompt, interaction=interaction).result()
 
-    async def arun(self, prompt: str, *, interaction: object = None) -> AcpResult:
+    async def arun(self, prompt: str, *, interaction: object) -> AcpResult:
         """One turn, awaited (for async cells)."""
         return await self.start(prompt, interaction=interaction)
 
     def start(
-        self, prompt: str, *, interaction: object = None, close_after: bool = False
+        self, prompt: str, *, interaction: object, close_after: bool = False
     ) -> Turn[AcpResult]:
         """Start one turn in a thread of its own and return its handle at once.
 

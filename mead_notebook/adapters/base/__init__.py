@@ -4,7 +4,7 @@ An adapter maps one framework's run onto a :class:`Session`, and nothing else::
 
     from mead_notebook.adapters.base import AgentResult, CallCancelled, Session, result_text
 
-    def start(agent, prompt, *, interaction=None) -> Turn[AgentResult]:
+    def start(agent, prompt, *, interaction) -> Turn[AgentResult]:
         session = Session(interaction)
 
         async def main() -> None:           # on an event loop of the turn's own thread
@@ -66,12 +66,21 @@ from mead_notebook.tools.base import result_text
 from .questions import NO_ANSWER, Question, question_from
 from .replies import Reply, ScriptedReplies
 from .result import AgentResult
-from .session import SETTLE_TIMEOUT, CallCancelled, Session, active_session, failure
+from .session import (
+    NO_INTERACTION,
+    SETTLE_TIMEOUT,
+    CallCancelled,
+    Session,
+    active_session,
+    failure,
+    required,
+)
 from .tools import ASK_USER_MARK, AskUserOption, ask_user_arguments, declared_kind, missing_extra
 
 __all__ = [
     "ASK_USER_MARK",
     "NO_ANSWER",
+    "NO_INTERACTION",
     "SETTLE_TIMEOUT",
     "AgentResult",
     "AskUserOption",
@@ -87,5 +96,6 @@ __all__ = [
     "failure",
     "missing_extra",
     "question_from",
+    "required",
     "result_text",
 ]

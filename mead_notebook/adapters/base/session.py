@@ -25,6 +25,7 @@ from mead_notebook.interaction import (
     ToolClass,
     ToolKind,
 )
+from mead_notebook.interaction import resolve as resolve_interaction
 from mead_notebook.turn import POLL_INTERVAL, CallRecord, Turn
 
 from .result import AgentResult
@@ -32,7 +33,14 @@ from .result import AgentResult
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
 
-__all__ = ["SETTLE_TIMEOUT", "CallCancelled", "Session", "active_session"]
+__all__ = [
+    "NO_INTERACTION",
+    "SETTLE_TIMEOUT",
+    "CallCancelled",
+    "Session",
+    "active_session",
+    "required",
+]
 
 R = TypeVar("R")
 
@@ -69,7 +77,7 @@ class Session:
 
     def __init__(self, interaction: object, result: AgentResult | None = None) -> None:
         self.result = result if result is not None else AgentResult()
-        self.driver = TurnDriver(interaction)
+        self.driver = TurnDriver(required(interaction))
         self.driver.result = self.result
         self.cancelled = threading.Event()
         """Set once the whole run is being cancelled (not one call)."""
@@ -494,6 +502,25 @@ UNRUN: frozenset[Outcome] = frozenset(
 
 def _wrapped(arguments: Any) -> dict[str, Any]:
     return dict(arguments) if isinstance(arguments, dict) else {"arguments": arguments}
+
+
+NO_INTERACTION = (
+    "an adapter needs an interaction: NotebookInteraction() to ask the person, or a "
+    "policy to decide alone (mead_notebook.policies.AllowAll() allows every call, and "
+    "says so). Without one, no call may run unasked"
+)
+
+
+def required(interaction: object) -> object:
+    """``interaction``, checked: an adapter's run always has one (None raises ``TypeError``).
+
+    The framework's own safeguards are replaced by the gate, so a run without an
+    interaction would run every call unasked.
+    """
+    if interaction is None:
+        raise TypeError(NO_INTERACTION)
+    resolve_interaction(interaction)
+    return interaction
 
 
 def failure(record: CallRecord, exc: BaseException) -> str:

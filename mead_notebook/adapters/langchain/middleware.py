@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 
-from ..base import Session, active_session
+from ..base import Session, active_session, required
 from .gate import AsyncExecute, Execute, Result, ToolGate
 
 __all__ = ["MeadMiddleware"]
@@ -31,8 +31,8 @@ class MeadMiddleware(AgentMiddleware[Any, Any, Any]):
     Under those, this middleware steps aside (they ask themselves).
     """
 
-    def __init__(self, interaction: object = None) -> None:
-        self.interaction = interaction
+    def __init__(self, interaction: object) -> None:
+        self.interaction = required(interaction)
         self.tools = []
         self.gate = ToolGate(self._active)
         self._session: Session | None = None

@@ -47,6 +47,7 @@ from ..base import (
     Session,
     declared_kind,
     question_from,
+    required,
     result_text,
 )
 
@@ -80,11 +81,14 @@ class MeadCapability(AbstractCapability[Any]):
     call's task (a sync function finishes in its worker thread, its result dropped).
     """
 
-    interaction: Any = None
+    interaction: Any
     _: KW_ONLY
     session: Session | None = field(default=None, repr=False)
     """The session of ``run``/``arun``/``start``; a run of your own gets one of its own."""
     _arguments: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        required(self.interaction)
 
     @classmethod
     def get_serialization_name(cls) -> str | None:

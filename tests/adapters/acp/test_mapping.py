@@ -16,6 +16,7 @@ from adapters.helpers import Person, Waiting, asked, finals, recorded, running, 
 from mead_notebook import Allow, Answered, Deny, Picked, TurnError, Unanswered
 from mead_notebook.adapters import acp
 from mead_notebook.interaction import Choice, PlanEntry, Request
+from mead_notebook.policies import AllowAll
 
 from .conftest import Script
 
@@ -392,7 +393,7 @@ def test_an_unanswered_elicitation_is_cancelled(script: Script, tmp_path: Path) 
     ],
 )
 def test_stop_reasons_map(script: Script, tmp_path: Path, reason: str, ours: str) -> None:
-    result = acp.run(script.agent([[{"stop": reason}]]), "go", cwd=tmp_path)
+    result = acp.run(script.agent([[{"stop": reason}]]), "go", interaction=AllowAll(), cwd=tmp_path)
     assert (result.stop_reason, result.agent_stop_reason) == (ours, reason)
     assert result.output.stop_reason == reason
 
@@ -402,7 +403,7 @@ def test_an_agent_that_crashes_mid_turn_names_itself_and_its_stderr(
 ) -> None:
     turn = [{"text": "starting"}, {"crash": "out of memory at step 2", "code": 7}]
     with pytest.raises(TurnError) as caught:
-        acp.run(script.agent([turn], name="crashy"), "go", cwd=tmp_path)
+        acp.run(script.agent([turn], name="crashy"), "go", interaction=AllowAll(), cwd=tmp_path)
     message = str(caught.value)
     assert "crashy exited with code 7 during the turn" in message
     assert "out of memory at step 2" in message
@@ -412,9 +413,9 @@ def test_an_agent_that_crashes_mid_turn_names_itself_and_its_stderr(
 def test_a_session_keeps_one_agent_across_turns(script: Script, tmp_path: Path) -> None:
     agent = script.agent([[{"text": "one"}], [{"text": "two"}]])
     with acp.session(agent, cwd=tmp_path) as session:
-        assert session.run("first").text == "one"
+        assert session.run("first", interaction=AllowAll()).text == "one"
         pid = session.process.pid if session.process else None
-        assert session.run("second").text == "two"
+        assert session.run("second", interaction=AllowAll()).text == "two"
         assert session.process is not None
         assert session.process.pid == pid
     assert pid is not None
@@ -427,25 +428,30 @@ def test_a_closed_session_refuses_a_turn(script: Script, tmp_path: Path) -> None
     session = acp.session(script.agent([[{"text": "one"}]]), cwd=tmp_path)
     session.close()
     with pytest.raises(acp.AgentError, match="closed"):
-        session.run("go")
+        session.run("go", interaction=AllowAll())
 
 
 def test_the_mode_that_asks_is_set_and_a_missing_one_is_an_error(
     script: Script, tmp_path: Path
 ) -> None:
-    acp.run(script.agent([[{"text": "x"}]]), "go", cwd=tmp_path)
+    acp.run(script.agent([[{"text": "x"}]]), "go", interaction=AllowAll(), cwd=tmp_path)
     assert [e["mode"] for e in script.events("mode")] == ["default"]
     with pytest.raises(TurnError, match="no session mode 'plan'"):
-        acp.run(script.agent([[{"text": "x"}]], mode="plan"), "go", cwd=tmp_path)
+        acp.run(
+            script.agent([[{"text": "x"}]], mode="plan"), "go", interaction=AllowAll(), cwd=tmp_path
+        )
 
 
 def test_the_agent_sees_the_kernels_environment_plus_env(
     script: Script, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("MEAD_SCRIPTED_ECHO", "from the kernel")
-    acp.run(script.agent([[{"text": "x"}]]), "go", cwd=tmp_path)
+    acp.run(script.agent([[{"text": "x"}]]), "go", interaction=AllowAll(), cwd=tmp_path)
     acp.run(
-        script.agent([[{"text": "x"}]], env={"MEAD_SCRIPTED_ECHO": "given"}), "go", cwd=tmp_path
+        script.agent([[{"text": "x"}]], env={"MEAD_SCRIPTED_ECHO": "given"}),
+        "go",
+        interaction=AllowAll(),
+        cwd=tmp_path,
     )
     assert [e["env"] for e in script.events("initialize")] == ["from the kernel", "given"]
 
