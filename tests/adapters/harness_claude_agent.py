@@ -35,7 +35,8 @@ from .conformance import Capabilities, ContentCase, Replies, Told, Tools, Unaske
 
 SERVER = "suite"
 KINDS: Any = {"delete_file": "delete"}
-"""``read_file`` says it is read-only in its annotations; ``delete_file`` is told by name."""
+"""``read_file`` says it is read-only in its annotations (its server is trusted);
+``delete_file`` is told by name."""
 Handler = Callable[[dict[str, Any]], Coroutine[Any, Any, dict[str, Any]]]
 
 
@@ -102,7 +103,7 @@ class Harness:
 
         return create_sdk_mcp_server(SERVER, tools=[read_file, write_file, delete_file, slow])
 
-    def start(self, replies: Replies, interaction: Any) -> Turn[AgentResult]:
+    def start(self, replies: Replies, interaction: Any, **given: Any) -> Turn[AgentResult]:
         self.agent = AgentServer([_turn(r) for r in replies]).__enter__()
         home = self.dir / "home"
         home.mkdir(exist_ok=True)
@@ -114,10 +115,16 @@ class Harness:
                 SERVER: self.mcp(),
                 claude_agent.ASK_USER_SERVER: claude_agent.ask_user_server(),
             },
+            **given,
         )
         weakref.finalize(self, self.agent.__exit__)
-        self.turn = claude_agent.start(options, "go", interaction=interaction, kinds=KINDS)
+        self.turn = claude_agent.start(
+            options, "go", interaction=interaction, kinds=KINDS, trusted={SERVER}
+        )
         return self.turn
+
+    def limited(self, replies: Replies, interaction: Any, rounds: int) -> Turn[AgentResult]:
+        return self.start(replies, interaction, max_turns=rounds)
 
     def told(self) -> dict[str, Told]:
         assert self.agent is not None

@@ -17,8 +17,11 @@ without asking included (a ``PreToolUse`` hook answers ``ask``); the
 interaction's policy decides what reaches the person. The tools of in-process
 MCP servers (``create_sdk_mcp_server``) are checked against their schemas
 before anyone is asked and again after an edit, and their annotations give
-their kinds (read-only: ``read``, destructive: ``delete``). A denial's message
-reaches the model verbatim; edited arguments are the approved input.
+their kinds as far as the server is trusted: ``readOnlyHint`` makes a ``read``
+tool only on a server named in ``trusted`` (``trusted={"files"}``),
+``destructiveHint`` a ``delete`` tool on any (:mod:`mead_notebook.tools.trust`).
+A denial's message reaches the model verbatim; edited arguments are the
+approved input.
 ``AskUserQuestion`` becomes the widget's questions; ``ask_user_server()`` adds
 the ``ask_user`` tool (give it in ``mcp_servers``). ``kinds`` says what tools do
 by name, where Claude Code's own names do not (``{"mcp__files__rm": "delete"}``).
@@ -34,7 +37,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..base import AgentResult, missing_extra
@@ -54,6 +57,7 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
 
 from mead_notebook import ask_user
 from mead_notebook.interaction import ToolKind
+from mead_notebook.tools.trust import trusted_servers
 from mead_notebook.turn import Turn
 
 from ..base import Session
@@ -83,13 +87,14 @@ def run(
     *,
     interaction: object = None,
     kinds: Mapping[str, ToolKind] | None = None,
+    trusted: Iterable[str] = (),
 ) -> AgentResult:
     """Run one Claude Code turn on ``prompt`` and wait for it.
 
     A kernel interrupt stops the turn and propagates; a failed run raises
     ``TurnError`` (its ``result`` holds what the run produced).
     """
-    return start(options, prompt, interaction=interaction, kinds=kinds).result()
+    return start(options, prompt, interaction=interaction, kinds=kinds, trusted=trusted).result()
 
 
 async def arun(
@@ -98,9 +103,10 @@ async def arun(
     *,
     interaction: object = None,
     kinds: Mapping[str, ToolKind] | None = None,
+    trusted: Iterable[str] = (),
 ) -> AgentResult:
     """Run one turn in its own thread and await it (for async cells)."""
-    return await start(options, prompt, interaction=interaction, kinds=kinds)
+    return await start(options, prompt, interaction=interaction, kinds=kinds, trusted=trusted)
 
 
 def start(
@@ -109,11 +115,13 @@ def start(
     *,
     interaction: object = None,
     kinds: Mapping[str, ToolKind] | None = None,
+    trusted: Iterable[str] = (),
 ) -> Turn[AgentResult]:
     """Start one turn in a thread of its own and return its handle at once."""
     given = options if options is not None else ClaudeAgentOptions()
     if not isinstance(given, ClaudeAgentOptions):
         raise TypeError(f"run, arun and start take ClaudeAgentOptions, not {type(given).__name__}")
+    believed = trusted_servers(trusted)
     result = AgentResult()
     session = Session(interaction, result)
     client_box: list[ClaudeSDKClient] = []
@@ -129,7 +137,7 @@ def start(
 
     async def main() -> AgentResult:
         gate = Gate(session, cwd, call_soon(asyncio.get_running_loop(), interrupt), kinds)
-        gate.sdk_tools = await sdk_tools(given.mcp_servers)
+        gate.sdk_tools = await sdk_tools(given.mcp_servers, believed)
         hooks = dict(given.hooks or {})
         hooks["PreToolUse"] = [*hooks.get("PreToolUse", ()), HookMatcher(hooks=[gate.pre_tool_use])]
         client = ClaudeSDKClient(

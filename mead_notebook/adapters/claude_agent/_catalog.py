@@ -1,4 +1,8 @@
-"""The schemas and kinds of the in-process MCP tools a Claude Code run is given."""
+"""The schemas and kinds of the in-process MCP tools a Claude Code run is given.
+
+A tool's annotations give its kind only as far as the person trusts its server
+(:func:`mead_notebook.tools.trust.kind_from_hints`).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from typing import Any
 from mcp import Client
 
 from mead_notebook.interaction import ToolKind
+from mead_notebook.tools.trust import kind_from_hints
 
 __all__ = ["LIST_TIMEOUT", "SdkTool", "sdk_tools"]
 
@@ -29,26 +34,24 @@ class SdkTool:
     kind: ToolKind
 
 
-def _kind(annotations: Any) -> ToolKind:
-    if getattr(annotations, "read_only_hint", None) is True:
-        return "read"
-    return "delete" if getattr(annotations, "destructive_hint", None) is True else "other"
-
-
-async def _listed(name: str, server: Any) -> dict[str, SdkTool]:
+async def _listed(name: str, server: Any, trusted: bool) -> dict[str, SdkTool]:
     async with Client(server) as client:
         listed = await client.list_tools()
     return {
-        f"mcp__{name}__{t.name}": SdkTool(dict(t.input_schema), _kind(t.annotations))
+        f"mcp__{name}__{t.name}": SdkTool(
+            dict(t.input_schema), kind_from_hints(t.annotations, trusted=trusted)
+        )
         for t in listed.tools
     }
 
 
-async def sdk_tools(servers: object) -> dict[str, SdkTool]:
+async def sdk_tools(servers: object, trusted: frozenset[str] = frozenset()) -> dict[str, SdkTool]:
     """Each in-process server's tools by the name Claude Code calls them (``mcp__server__tool``).
 
-    Other servers run in the CLI, which alone knows their tools; a server that
-    cannot be listed within ``LIST_TIMEOUT`` is left out.
+    ``trusted`` names the servers whose ``readOnlyHint`` is believed. Other
+    servers run in the CLI, which alone knows their tools (their calls are
+    ``other`` unless ``kinds`` says); a server that cannot be listed within
+    ``LIST_TIMEOUT`` is left out.
     """
     found: dict[str, SdkTool] = {}
     if not isinstance(servers, Mapping):
@@ -57,7 +60,8 @@ async def sdk_tools(servers: object) -> dict[str, SdkTool]:
         if not isinstance(config, Mapping) or config.get("type") != "sdk":
             continue
         try:
-            found |= await asyncio.wait_for(_listed(str(name), config["instance"]), LIST_TIMEOUT)
+            listing = _listed(str(name), config["instance"], str(name) in trusted)
+            found |= await asyncio.wait_for(listing, LIST_TIMEOUT)
         except Exception:
             log.warning("could not list the tools of the in-process server %s", name, exc_info=True)
     return found

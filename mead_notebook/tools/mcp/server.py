@@ -24,13 +24,13 @@ from mcp.shared.exceptions import MCPError
 
 from ...calls import Call
 from ...errors import MCPServerError, MCPToolError
-from ...interaction import ToolKind
 from ..base import Tool
+from ..trust import kind_from_hints
 from .texts import call_error, describe, leaf, result_text, start_error
 from .tool import MCPTool
 from .transports import Connector, http_transport, stdio_transport
 
-__all__ = ["MCPServer"]
+__all__ = ["MCPServer", "kind_from_hints"]
 
 CLOSE_TIMEOUT = 10.0
 """The longest ``close()`` waits for the server to shut down (seconds)."""
@@ -43,7 +43,8 @@ class MCPServer:
     ``open()`` starts (or connects to) the server within ``timeout`` seconds and
     lists its tools; ``close()`` shuts it down. A tool is class ``read`` only
     when the server is ``trusted`` and annotates it ``readOnlyHint: true``
-    (annotations are hints from the server); every other tool is ``effect``.
+    (annotations are hints from the server; see :mod:`mead_notebook.tools.trust`);
+    every other tool is ``effect``.
     Each call is bounded by ``call_timeout`` seconds (the router's own tool
     timeout applies too).
     """
@@ -331,19 +332,3 @@ class MCPServer:
         if result.structured_content is not None:
             return json.dumps(result.structured_content, ensure_ascii=False, default=str)
         return result_text(result.content)
-
-
-def kind_from_hints(hints: mcp_types.ToolAnnotations | None, *, trusted: bool) -> ToolKind:
-    """A tool's kind from its MCP annotations, which only a trusted server's are believed for.
-
-    ``readOnlyHint`` makes a ``read`` tool on a trusted server only; an explicit
-    ``destructiveHint: true`` makes a ``delete`` tool on any server (it only makes
-    us stricter); anything else is ``other``.
-    """
-    if hints is None:
-        return "other"
-    if hints.read_only_hint is True and trusted:
-        return "read"
-    if hints.destructive_hint is True and hints.read_only_hint is not True:
-        return "delete"
-    return "other"
