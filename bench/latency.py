@@ -72,7 +72,7 @@ ALLOW = {"type": "answer", "decision": "allow"}
 
 def start(version: str, subshell: bool, tree: Path | None = None) -> Frontend:
     """A kernel with the helpers loaded, importing the project from ``tree`` (default: here)."""
-    env = None if tree is None else {"PYTHONPATH": str(tree)}
+    env = {"PYTHONPATH": str(tree or ROOT)}
     workdir = Path(tempfile.mkdtemp(prefix="mead-bench-"))
     fe = Frontend(version, workdir, subshell=subshell, env=env, log=workdir / "kernel.log")
     where = "import mead_notebook, pathlib; print(pathlib.Path(mead_notebook.__file__).parent)"

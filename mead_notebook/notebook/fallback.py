@@ -6,8 +6,8 @@ for a person who can see it, the widget's transcript output (``outputs.py``)
 says what waits and what to do, as ``text/plain`` and as ``text/html`` whose own
 style hides it wherever the notebook is trusted (there the widget asks). An
 untrusted page's sanitizer drops the ``<style>``, so it shows there. At most two
-updates per question (it starts and stops waiting); the end of the turn
-replaces it with the transcript.
+updates per question (it starts and stops waiting), none for a question answered
+within ``outputs.SAY_AFTER``; the end of the turn replaces it with the transcript.
 """
 
 from __future__ import annotations

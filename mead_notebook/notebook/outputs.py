@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -33,6 +34,8 @@ log.addHandler(logging.NullHandler())
 __all__ = ["Outputs", "current_request"]
 
 WIDGET_VIEW: Final = "application/vnd.jupyter.widget-view+json"
+SAY_AFTER: Final = 0.25
+"""How long a question waits before the cell says so where the widget cannot be drawn (s)."""
 
 _keys = itertools.count(1)
 _keys_lock = threading.Lock()
@@ -82,6 +85,9 @@ class Outputs:
         self.widget_display_id: str | None = None
         self.transcript_display_id: str | None = None
         self.shown_in: str | None = None
+        self._waiting_lock = threading.Lock()
+        self._waiting_later: Bundle | None = None
+        self._waiting_since = 0.0
 
     @property
     def css_class(self) -> str:
@@ -107,13 +113,43 @@ class Outputs:
         if widget_id is not None:
             self._publish(widget_bundle, widget_id, True)
 
-    def waiting(self, bundle: Bundle) -> None:
-        """Publish what waits for a person (``fallback.py``) where a page without the widget sees
-        it: the transcript's output, added to the widget's cell while that cell runs; never raises.
+    def waiting(self, bundle: Bundle, *, nothing: bool) -> None:
+        """Keep what waits for a person (``fallback.py``; ``nothing``: that nothing waits)
+        for :meth:`flush_waiting`, replacing what was kept; never raises.
 
+        It is published where a page without the widget sees it (the transcript's
+        output, added to the widget's cell while that cell runs) once a question has
+        waited :data:`SAY_AFTER` seconds, or at the turn's next step: so a question
+        answered at once publishes nothing, and no publishing stands between an answer
+        and the allowed tool. That nothing waits is kept only once something was said.
         The widget output itself is not updated: JupyterLab would draw a new view of the
         widget for each update, losing what the person was typing in the old one.
         """
+        with self._waiting_lock:
+            if nothing and self.transcript_display_id is None:
+                self._waiting_later = None
+                return
+            if self._waiting_later is None:
+                self._waiting_since = time.monotonic()
+            self._waiting_later = bundle
+
+    def waiting_due(self) -> float | None:
+        """Seconds until what :meth:`waiting` kept is due (None: nothing is kept)."""
+        with self._waiting_lock:
+            if self._waiting_later is None:
+                return None
+            return max(0.0, self._waiting_since + SAY_AFTER - time.monotonic())
+
+    def flush_waiting(self) -> None:
+        """Publish what :meth:`waiting` kept, if anything; never raises."""
+        if self._waiting_later is None:
+            return
+        with self._waiting_lock:
+            bundle, self._waiting_later = self._waiting_later, None
+            if bundle is not None:
+                self._publish_waiting(bundle)
+
+    def _publish_waiting(self, bundle: Bundle) -> None:
         try:
             with self._lock:
                 transcript_id, shown_in = self.transcript_display_id, self.shown_in
@@ -133,6 +169,7 @@ class Outputs:
         ``widget`` and ``state`` give the widget output's data and the turn's state;
         outside a kernel nothing is published and neither is called.
         """
+        self.flush_waiting()
         try:
             now = self._request()
             if now is not None:

@@ -211,6 +211,8 @@ class NotebookInteraction(SyncedTurn):
 
     def idle(self, context: Any) -> None:
         """Serve the frontend's messages while the turn's thread waits on a tool."""
+        if self._outputs.waiting_due() == 0:
+            self._outputs.flush_waiting()
         _waiting.poll(self)
 
     async def serve(self, context: Any, done: Callable[[], bool]) -> None:
@@ -221,16 +223,19 @@ class NotebookInteraction(SyncedTurn):
 
     def text_delta(self, context: Any, text: str) -> None:
         """Buffer one streamed fragment; it is sent within ``FLUSH_INTERVAL``."""
+        self._next_step()
         self._text.append(text)
 
     # -- PlanAndThoughts --------------------------------------------------------------------
 
     def thought_delta(self, context: Any, text: str) -> None:
         """Buffer one fragment of the agent's thoughts; sent like text, never part of it."""
+        self._next_step()
         self._text.think(text)
 
     def plan_updated(self, context: Any, entries: list[PlanEntry]) -> None:
         """Show the agent's whole plan, as a checklist above the turn."""
+        self._next_step()
         self._put_plan(entries)
 
     def tool_updated(self, context: Any, update: Update) -> None:
@@ -262,6 +267,8 @@ class NotebookInteraction(SyncedTurn):
                 if self._auditor is not None:
                     self._auditor.ended(card)
             self._put_card(card)
+        if card["status"] != "in_progress":
+            self._next_step()  # in_progress: an allowed tool may be about to start
 
     def register_call(self, context: Any, tool_call_id: str, call: Call) -> None:
         """Keep the running call's handle, so the card's Cancel can reach it."""
@@ -334,11 +341,17 @@ class NotebookInteraction(SyncedTurn):
             self._auditor.decided(card, q)
 
     def _waiting_changed(self, questions: list[QuestionState]) -> None:
-        """Say what waits in the output a page that cannot draw the widget shows."""
+        """Say what waits in the output a page that cannot draw the widget shows: once a
+        question has waited a moment (:meth:`_wait`) or at the turn's next step."""
         with self._lock:
             asked = [(q, self.calls.get(q.tool_call_id)) for q in questions]
             key = self.model_id
-        self._outputs.waiting(fallback.bundle(key, fallback.waiting_text(asked)))
+        bundle = fallback.bundle(key, fallback.waiting_text(asked))
+        self._outputs.waiting(bundle, nothing=not questions)
+
+    def _next_step(self) -> None:
+        """The turn moved on: publish what was kept to say about waiting questions."""
+        self._outputs.flush_waiting()
 
     def _ping(self, seq: int) -> None:
         self.send(PingMessage(type="ping", seq=seq))
@@ -355,6 +368,12 @@ class NotebookInteraction(SyncedTurn):
         self._outputs.refresh(self._widget_data())
 
     def _wait(self, event: threading.Event, timeout: float) -> object:
+        due = self._outputs.waiting_due()
+        if due is not None and due < timeout:
+            if _waiting.wait_for(self, event, due):
+                return True
+            self._outputs.flush_waiting()
+            timeout -= due
         return _waiting.wait_for(self, event, timeout)
 
     # -- helpers ---------------------------------------------------------------------------

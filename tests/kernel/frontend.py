@@ -169,9 +169,9 @@ class Frontend:
         """Send a cell; return its ``msg_id``."""
         return str(self.kc.execute(code, store_history=False, allow_stdin=False))
 
-    def send_custom(self, comm_id: str, content: dict[str, Any]) -> None:
-        """Send a widget ``custom`` message, over the subshell when there is one."""
-        self.send_comm(comm_id, {"method": "custom", "content": content})
+    def send_custom(self, comm_id: str, content: dict[str, Any]) -> str:
+        """Send a widget ``custom`` message, over the subshell when there is one; return its id."""
+        return self.send_comm(comm_id, {"method": "custom", "content": content})
 
     def send_comm(
         self,
@@ -180,8 +180,9 @@ class Frontend:
         msg_type: str = "comm_msg",
         *,
         escaped: bool = False,
-    ) -> None:
-        """Send a ``comm_msg`` (or ``msg_type``), over the subshell when there is one.
+    ) -> str:
+        """Send a ``comm_msg`` (or ``msg_type``), over the subshell when there is one; return
+        its ``msg_id``.
 
         ``escaped``: the content as a browser's ``JSON.stringify`` writes it, every
         character outside ASCII (a lone surrogate too) as a ``\\u`` escape.
@@ -192,6 +193,7 @@ class Frontend:
         if self.subshell_id is not None:
             msg["header"]["subshell_id"] = self.subshell_id
         self.kc.shell_channel.send(msg)
+        return str(msg["header"]["msg_id"])
 
     def send_main(
         self, msg_type: str, content: dict[str, Any], metadata: dict[str, Any] | None = None
@@ -228,10 +230,10 @@ class Frontend:
         """Ask for every widget's state on the control comm (``update_states`` answers)."""
         self.send_main("comm_msg", {"comm_id": control, "data": {"method": "request_states"}})
 
-    def answer(self, comm_id: str, content: dict[str, Any]) -> None:
-        """Answer a question now (and note when, for latency)."""
+    def answer(self, comm_id: str, content: dict[str, Any]) -> str:
+        """Answer a question now (and note when, for latency); return the message's id."""
         self.answered[f"{comm_id}/{content.get('question_id')}"] = time.monotonic()
-        self.send_custom(comm_id, content)
+        return self.send_custom(comm_id, content)
 
     # -- reading ---------------------------------------------------------------------
 

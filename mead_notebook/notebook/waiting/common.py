@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import contextvars
 import logging
@@ -132,6 +133,28 @@ class Watched:
                 log.exception("a watch listener raised")
 
 
+class Delivered:
+    """The ids of the last messages the shell tap delivered already (bounded)."""
+
+    def __init__(self, keep: int = 256) -> None:
+        self._ids: collections.OrderedDict[str, None] = collections.OrderedDict()
+        self._keep = keep
+        self._lock = threading.Lock()
+
+    def add(self, msg_id: object) -> None:
+        if not isinstance(msg_id, str):
+            return
+        with self._lock:
+            self._ids[msg_id] = None
+            while len(self._ids) > self._keep:
+                self._ids.popitem(last=False)
+
+    def take(self, msg_id: object) -> bool:
+        """Whether ``msg_id`` was delivered already (forgotten from now on)."""
+        with self._lock:
+            return isinstance(msg_id, str) and self._ids.pop(msg_id, False) is None
+
+
 class Waits:
     """The waits in progress (a question waiting for its answer), in any thread.
 
@@ -207,6 +230,7 @@ class Waker:
 
 WATCHED = Watched()
 WAITS = Waits()
+DELIVERED = Delivered()
 _waker: Waker | None = None
 _waker_lock = threading.Lock()
 

@@ -12,6 +12,8 @@ nothing reads them; the waiting main thread does, and handles some at once:
   have used, while no tool of the waiting turn runs;
 - otherwise, on 6.x only (7.x has the shell tap): the watched widgets' ``comm_msg``.
 
+A ``comm_msg`` that the shell tap (7.x) delivered already is left to the kernel.
+
 Every other message goes back to the kernel in arrival order, behind the cell.
 A ``comm_msg`` whose ``comm_open`` is still queued behind the cell goes back too.
 
@@ -35,7 +37,7 @@ from typing import Any, Final
 
 from ...errors import UnsupportedKernelError
 from . import interrupts as _interrupts
-from .common import WAITS, WATCHED, waker
+from .common import DELIVERED, WAITS, WATCHED, waker
 from .diversion import Diversion
 from .kernel import COMM_TYPES, INFO_TYPES, INSTEAD, PerKernel, features, require, version
 from .messages import CONTROL_TARGET, Kind, classify
@@ -82,6 +84,8 @@ class MainPump(PerKernel):
         """Serve the main shell until ``event`` is set or ``timeout`` passes (main thread).
 
         Blocks on the shell socket and the waker, so it wakes for a message or an answer.
+        An answer that is in already (the shell tap delivered it) returns at once: the
+        same message, still queued, is handled later as usual (answers are idempotent).
         """
         import zmq
 
@@ -93,6 +97,8 @@ class MainPump(PerKernel):
         try:
             while True:
                 wake.clear()
+                if event.is_set():
+                    return True
                 self.pump(serve=True)
                 if event.is_set():
                     return True
@@ -148,7 +154,13 @@ class MainPump(PerKernel):
     # -- sorting ----------------------------------------------------------------------
 
     def now(self, kind: Kind, *, serve: bool) -> bool:
-        """Whether to handle a message at once (before the cells queued behind this one)."""
+        """Whether to handle a message at once (before the cells queued behind this one).
+
+        A message the shell tap delivered already waits for the kernel's own dispatch,
+        where the widget ignores it: dispatching it here would only delay the answer.
+        """
+        if kind.msg_type == "comm_msg" and DELIVERED.take(kind.msg_id):
+            return False
         if not serve:
             return kind.msg_type == "comm_msg" and kind.comm_id in WATCHED
         if kind.msg_type in INFO_TYPES or kind.msg_type == "comm_open":

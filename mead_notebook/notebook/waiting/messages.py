@@ -19,6 +19,8 @@ class Kind:
     """What decides when a shell message is handled."""
 
     msg_type: str | None
+    msg_id: object = None
+    """The message's id (read for ``comm_*`` messages only)."""
     comm_id: object = None
     """The comm of a ``comm_msg`` or ``comm_close``."""
     target: object = None
@@ -42,7 +44,9 @@ def classify(session: Any, frames: list[Any]) -> Kind:
         return Kind(None)
     data = content.get("data")
     method = data.get("method") if isinstance(data, dict) else None
-    return Kind(msg_type, content.get("comm_id"), content.get("target_name"), method)
+    return Kind(
+        msg_type, header.get("msg_id"), content.get("comm_id"), content.get("target_name"), method
+    )
 
 
 def _bytes(frame: Any) -> bytes:

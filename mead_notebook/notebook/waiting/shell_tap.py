@@ -4,8 +4,9 @@ ipykernel 7 receives every shell message on its shell channel thread and forward
 it to the main thread or to a subshell, where a blocked cell or a busy loop can
 hold it until the cell ends. The tap wraps that thread's receive callback: for
 each ``comm_msg`` on a watched widget's comm (never a ``comm_close``: closing a
-comm answers nothing) it hands the ``custom`` data to the widget and wakes the
-main thread's wait, then passes the message on unchanged. It serves nothing
+comm answers nothing) it hands the ``custom`` data to the widget, notes the
+message as delivered (the main thread's pump then leaves it to the kernel) and
+wakes the main thread's wait, then passes the message on unchanged. It serves nothing
 itself: whatever else a frontend asks is handled on the thread the kernel chose
 (the main thread's pump serves a connecting page while a question waits there).
 
@@ -27,7 +28,7 @@ from typing import Any, Final
 
 from ...errors import UnsupportedKernelError
 from . import reply_path
-from .common import WATCHED, waker
+from .common import DELIVERED, WATCHED, waker
 from .kernel import INSTEAD, PerKernel, require
 
 log = logging.getLogger(__name__)
@@ -128,4 +129,5 @@ class ShellTap(PerKernel):
         if not isinstance(content, dict):
             return
         if WATCHED.deliver(content.get("comm_id"), content.get("data")):
+            DELIVERED.add(msg["header"].get("msg_id"))
             waker().set()
