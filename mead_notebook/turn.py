@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from .interaction import (
     ContentBlock,
@@ -25,12 +25,28 @@ from .model import Message
 if TYPE_CHECKING:
     from .driver import TurnDriver
 
-__all__ = ["POLL_INTERVAL", "CallRecord", "Turn", "TurnResult"]
+__all__ = ["POLL_INTERVAL", "CallRecord", "StopReason", "Turn", "TurnResult"]
 
 POLL_INTERVAL = 0.05
 """How often a thread waiting on a turn or a tool looks up to serve the interaction."""
 
 R = TypeVar("R")
+
+StopReason = Literal["end_turn", "max_rounds", "max_tokens", "refusal", "paused", "interrupted"]
+"""Why a turn ended: one word for every source (the README's table says what each maps).
+
+- ``end_turn``: the agent finished its answer;
+- ``max_rounds``: the turn reached its round limit, whatever the source calls it
+  (the Router's ``max_rounds``, LangGraph's ``recursion_limit``, pydantic-ai's
+  ``request_limit``, the OpenAI Agents SDK's and Claude Code's ``max_turns``,
+  ACP's ``max_turn_requests``), or an adapter's ``MAX_RESUMES``;
+- ``max_tokens``: the model reached its token limit (ACP, Claude Code);
+- ``refusal``: the model refused to go on (ACP, OpenAI Agents, Claude Code);
+- ``paused``: a LangGraph run waits on a question nobody answered;
+- ``interrupted``: the turn was cancelled or the kernel interrupted.
+
+A limit is an end, not an error: the result holds what the turn did until then.
+"""
 
 
 @dataclass
@@ -78,8 +94,8 @@ class TurnResult:
     text: str = ""
     calls: list[CallRecord] = field(default_factory=list)
     messages: list[Message] = field(default_factory=list)
-    stop_reason: str = "end_turn"
-    """``end_turn``, ``max_rounds`` or ``interrupted``."""
+    stop_reason: StopReason = "end_turn"
+    """Why the turn ended (see :data:`StopReason`)."""
     rounds: int = 0
     thoughts: str = ""
     """The agent's streamed reasoning, apart from ``text``."""

@@ -300,8 +300,10 @@ class NotebookInteraction(SyncedTurn):
                 self._questions.view_rendered()
                 self._presence.rendered()
             elif message["type"] == "answer":
+                self._presence.heard()
                 self._questions.answer(message)
             elif message["type"] == "cancel":
+                self._presence.heard()
                 self._cancel(message["tool_call_id"])
             elif message["type"] == "pong":
                 self._presence.pong(message["seq"])

@@ -39,6 +39,10 @@ The ``Harness`` class (made anew for each test) has:
 - ``ran``: what the tools did, in order;
 - ``start(replies, interaction) -> Turn[AgentResult]``: the adapter's ``start``
   on an agent with the tools above and a model playing ``replies``;
+- ``limited(replies, interaction, rounds) -> Turn[AgentResult]``: the same with
+  the source's own round limit set to ``rounds`` model replies, whatever it calls
+  it (``max_turns``, ``recursion_limit``, ``request_limit``; an ACP agent ends
+  its turn ``max_turn_requests`` after that many replies);
 - ``told() -> dict[str, Told]``: by tool call id, what the model was told of
   each call in the last request it received (``Told.error``: told as an error);
 - ``capabilities``: what the framework can carry (:class:`Capabilities`); where it
@@ -166,5 +170,7 @@ class Harness(Protocol):
     def ran(self) -> list[str]: ...
 
     def start(self, replies: Replies, interaction: Any) -> Turn[AgentResult]: ...
+
+    def limited(self, replies: Replies, interaction: Any, rounds: int) -> Turn[AgentResult]: ...
 
     def told(self) -> dict[str, Told]: ...

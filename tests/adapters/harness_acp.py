@@ -159,8 +159,15 @@ class Harness:
     def ran(self) -> list[str]:
         return [e["text"] for e in self.events("did")]
 
-    def start(self, replies: Replies, interaction: Any) -> Turn[AgentResult]:
+    def limited(self, replies: Replies, interaction: Any, rounds: int) -> Turn[AgentResult]:
+        return self.start(replies[:rounds], interaction, stop="max_turn_requests")
+
+    def start(
+        self, replies: Replies, interaction: Any, stop: str | None = None
+    ) -> Turn[AgentResult]:
         [steps] = script_of(replies)
+        if stop is not None:
+            steps.append({"stop": stop})
         self.agent.turn.write_text(json.dumps(steps))
         self.seen = len(self.log.read_text().splitlines()) if self.log.exists() else 0
         turn: Turn[AgentResult] = self.agent.session.start("go", interaction=interaction)

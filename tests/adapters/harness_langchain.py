@@ -82,12 +82,16 @@ class Harness:
             mead_langchain.ask_user_tool(),
         ]
 
-    def start(self, replies: Replies, interaction: Any) -> Turn[AgentResult]:
+    def start(self, replies: Replies, interaction: Any, **options: Any) -> Turn[AgentResult]:
         self.model = Seen(replies=[list(r) for r in replies], requests=[])
         respond_only: Any = {"allowed_decisions": ["respond"]}
         review = HumanInTheLoopMiddleware(interrupt_on={"choose": respond_only})
         agent = create_agent(self.model, tools=self.tools(), middleware=[review])
-        return mead_langchain.start(agent, "go", interaction=interaction)
+        return mead_langchain.start(agent, "go", interaction=interaction, **options)
+
+    def limited(self, replies: Replies, interaction: Any, rounds: int) -> Turn[AgentResult]:
+        # Each round is three steps of the graph: the model's, the review's, the tools'.
+        return self.start(replies, interaction, config={"recursion_limit": 3 * rounds})
 
     def told(self) -> dict[str, Told]:
         assert self.model is not None

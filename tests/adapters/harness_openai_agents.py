@@ -47,10 +47,13 @@ class Harness:
             openai_agents.ask_user_tool(),
         ]
 
-    def start(self, replies: Replies, interaction: Any) -> Turn[AgentResult]:
+    def start(self, replies: Replies, interaction: Any, **options: Any) -> Turn[AgentResult]:
         self.model = openai_agents.scripted_model(replies)
         agent = Agent("helper", model=self.model, tools=self.tools())
-        return openai_agents.start(agent, "go", interaction=interaction, kinds=KINDS)
+        return openai_agents.start(agent, "go", interaction=interaction, kinds=KINDS, **options)
+
+    def limited(self, replies: Replies, interaction: Any, rounds: int) -> Turn[AgentResult]:
+        return self.start(replies, interaction, max_turns=rounds)
 
     def told(self) -> dict[str, Told]:
         assert self.model is not None

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic_ai import Agent, Tool
 from pydantic_ai.exceptions import CallDeferred
 from pydantic_ai.messages import ModelMessage, ModelRequest, RetryPromptPart, ToolReturnPart
+from pydantic_ai.usage import UsageLimits
 
 from mead_notebook.adapters import pydantic_ai as mead_pydantic_ai
 from mead_notebook.adapters.base import AgentResult, AskUserOption
@@ -51,10 +52,13 @@ class Harness:
             mead_pydantic_ai.ask_user_tool(),
         ]
 
-    def start(self, replies: Replies, interaction: Any) -> Turn[AgentResult]:
+    def start(self, replies: Replies, interaction: Any, **options: Any) -> Turn[AgentResult]:
         model = mead_pydantic_ai.scripted_model(replies, requests=self.requests)
         agent: Agent[Any, str] = Agent(model, tools=self.tools())
-        return mead_pydantic_ai.start(agent, "go", interaction=interaction)
+        return mead_pydantic_ai.start(agent, "go", interaction=interaction, **options)
+
+    def limited(self, replies: Replies, interaction: Any, rounds: int) -> Turn[AgentResult]:
+        return self.start(replies, interaction, usage_limits=UsageLimits(request_limit=rounds))
 
     def told(self) -> dict[str, Told]:
         assert self.requests

@@ -30,7 +30,7 @@ def test_a_closed_tab_reopened_gets_the_waiting_question(
     context = lab.page.context
     lab.page.close()
     timing = Timing()
-    time.sleep(timing.ping_every + timing.answer_within + 2 * timing.announce_every + 1)
+    time.sleep(timing.ping_every + timing.noticed_after() + 2 * timing.announce_every + 1)
     lab.page = context.new_page()
     lab.page.goto(lab.server.page_url(f"{lab.name}.ipynb"))
     reopened = time.monotonic()

@@ -31,6 +31,7 @@ from mead_notebook.interaction import (
     TextBlock,
     ToolKind,
 )
+from mead_notebook.turn import StopReason
 
 __all__ = [
     "Question",
@@ -50,7 +51,7 @@ KINDS: frozenset[str] = frozenset(
     {"read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"}
 )
 
-STOP_REASONS = {
+STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "end_turn",
     "max_tokens": "max_tokens",
     "max_turn_requests": "max_rounds",
@@ -192,9 +193,9 @@ def plan_of(entries: list[AcpPlanEntry]) -> list[PlanEntry]:
     return [PlanEntry(content=e.content, status=e.status, priority=e.priority) for e in entries]
 
 
-def stop_reason_of(reason: str) -> str:
-    """Our stop reason for ACP's."""
-    return STOP_REASONS.get(reason, reason)
+def stop_reason_of(reason: str) -> StopReason:
+    """Our stop reason for ACP's (a word ACP does not have: ``end_turn``)."""
+    return STOP_REASONS.get(reason, "end_turn")
 
 
 def option_for(

@@ -1,4 +1,13 @@
-"""Claude Code's permission callbacks and messages, put through the contract."""
+"""Claude Code's permission callbacks and messages, put through the contract.
+
+Every call Claude Code would run passes our ``PreToolUse`` hook (it answers
+``ask``), then ``can_use_tool``, where the person is asked. A call the hook saw
+but ``can_use_tool`` never got was settled by Claude Code itself: its settings'
+deny rules or a ``PreToolUse`` hook of yours denied it (``denied``, with Claude
+Code's message), or its own rules ran it (``decided_by: "agent"``). A call the
+hook never saw was refused before any rule: an unknown tool (not in the init
+message's tool list) or input that breaks the tool's schema.
+"""
 
 from __future__ import annotations
 
@@ -21,9 +30,9 @@ from claude_agent_sdk import (
 from claude_agent_sdk.types import StreamEvent
 
 from mead_notebook import ask_user
-from mead_notebook.interaction import Allow, Answered, Choice, Picked, ToolKind
+from mead_notebook.interaction import Allow, Choice, ToolKind
 from mead_notebook.tools.base import result_text as as_text
-from mead_notebook.turn import CallRecord
+from mead_notebook.turn import CallRecord, StopReason
 
 from .._schema import check
 from ..base import Session
@@ -42,6 +51,8 @@ STOPPED = "cancelled: the whole turn was stopped"
 CANCEL_STEP = (
     "running (Cancel stops the whole turn: Claude Code cannot stop one of its tools alone)"
 )
+MODEL_STOPS: dict[str, StopReason] = {"max_tokens": "max_tokens", "refusal": "refusal"}
+"""The model's stop reasons (``ResultMessage.stop_reason``) that end a turn by name."""
 
 
 class Gate:
@@ -55,6 +66,7 @@ class Gate:
         kinds: Mapping[str, ToolKind] | None = None,
     ) -> None:
         self.session = session
+        session.driver.agent_servers.add(SERVER)
         self.kinds = dict(kinds or {})
         """What tools do, by name (``Bash``, ``mcp__server__tool`` or a bare MCP tool name)."""
         self.sdk_tools: dict[str, SdkTool] = {}
@@ -64,6 +76,8 @@ class Gate:
         """Interrupts the client's turn from any thread (a card's Cancel)."""
         self.tools: set[str] | None = None
         self.uses: dict[str, ToolUseBlock] = {}
+        self.hooked: set[str] = set()
+        """The calls our ``PreToolUse`` hook saw: past Claude Code's checks of tool and input."""
         self.rounds = 0
         self.cancelled: set[str] = set()
 
@@ -71,6 +85,8 @@ class Gate:
 
     async def pre_tool_use(self, given: Any, tool_use_id: str | None, context: Any) -> Any:
         """Every call asks, whatever Claude Code's own rules would do."""
+        if tool_use_id is not None:
+            self.hooked.add(tool_use_id)
         return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask"}}
 
     async def can_use_tool(
@@ -155,32 +171,26 @@ class Gate:
     def _questions(
         self, tool_use_id: str, given: dict[str, Any]
     ) -> PermissionResultAllow | PermissionResultDeny:
-        driver = self.session.driver
-        record = self._begin(tool_use_id, ASK_USER, given)
+        """``AskUserQuestion``: each question a call of its own, asked in turn on its own card.
+
+        Every question settles as ``ask_user`` does; the first left unanswered
+        (``no_answer``, ``expired``, ``interrupted``) ends the asking, and the
+        model is told why along with the answers given before it.
+        """
         answers: dict[str, str] = {}
-        for number, question in enumerate(given.get("questions") or ()):
-            labels = [str(o.get("label", "")) for o in question.get("options") or ()]
-            choice: Choice = {
-                "tool_call_id": tool_use_id if number == 0 else f"{tool_use_id}#{number}",
-                "prompt": str(question.get("question", "")),
-                "options": [{"id": str(i), "label": label} for i, label in enumerate(labels)],
-                "multiple": bool(question.get("multiSelect")),
-            }
-            answer = driver.choice(choice)
-            if isinstance(answer, Picked):
-                picked = [
-                    labels[int(i)]
-                    for i in answer.option_ids
-                    if i.isdigit() and int(i) < len(labels)
-                ]
-                answers[choice["prompt"]] = ", ".join(picked)
-            elif isinstance(answer, Answered):
-                answers[choice["prompt"]] = answer.text
+        questions = given.get("questions")
+        for question in questions if isinstance(questions, list) else ():
+            shown = question if isinstance(question, dict) else {"question": question}
+            choice, labels = _choice_of(tool_use_id, shown)
+            settled = self.session.ask(choice, ASK_USER, SERVER, shown)
+            if not settled.answered:
+                so_far = json.dumps(answers, ensure_ascii=False)
+                told = f"{settled.text} Answers given before: {so_far}" if answers else settled.text
+                return PermissionResultDeny(message=told)
+            if settled.own_words is not None:
+                answers[choice["prompt"]] = settled.own_words
             else:
-                message = f"The user gave no answer ({answer.reason})."
-                driver.fail(record, "no_answer", message)
-                return PermissionResultDeny(message=message)
-        driver.complete(record, json.dumps(answers, ensure_ascii=False))
+                answers[choice["prompt"]] = ", ".join(labels[int(i)] for i in settled.option_ids)
         return PermissionResultAllow(updated_input={**given, "answers": answers})
 
     # -- the CLI reports -----------------------------------------------------------------
@@ -222,8 +232,15 @@ class Gate:
             use = self.uses.get(block.tool_use_id)
             name = use.name if use is not None else "tool"
             record = self._begin(block.tool_use_id, name, dict(use.input) if use else {})
-            unknown = self.tools is not None and name not in self.tools
-            driver.fail(record, "unknown" if unknown else "invalid_arguments", text)
+            if block.tool_use_id not in self.hooked:
+                unknown = self.tools is not None and name not in self.tools
+                driver.fail(record, "unknown" if unknown else "invalid_arguments", text)
+            elif block.is_error:
+                driver.fail(record, "denied", text)
+            else:
+                handle = self.session.handle(record)
+                driver.running(record, handle, cancellable=False, decided_by="agent")
+                driver.complete(record, text)
             return
         if record.status in ("completed", "failed"):
             return
@@ -238,13 +255,30 @@ class Gate:
         else:
             driver.complete(record, text)
 
-    def ended(self, message: ResultMessage) -> str:
-        """The turn's stop reason from the CLI's result."""
+    def ended(self, message: ResultMessage) -> StopReason:
+        """The turn's stop reason from the CLI's result (``max_turns``: ``max_rounds``)."""
         if self.cancelled and message.is_error:
             return "interrupted"
         if message.subtype == "error_max_turns":
             return "max_rounds"
-        return "end_turn"
+        return MODEL_STOPS.get(message.stop_reason or "", "end_turn")
+
+
+def _choice_of(tool_use_id: str, question: dict[str, Any]) -> tuple[Choice, list[str]]:
+    """One question of ``AskUserQuestion`` as a choice (options by position), and its labels."""
+    options = question.get("options")
+    labels = (
+        [str(o.get("label", "")) for o in options if isinstance(o, dict)]
+        if isinstance(options, list)
+        else []
+    )
+    choice: Choice = {
+        "tool_call_id": tool_use_id,
+        "prompt": str(question.get("question", "")),
+        "options": [{"id": str(i), "label": label} for i, label in enumerate(labels)],
+        "multiple": bool(question.get("multiSelect")),
+    }
+    return choice, labels
 
 
 def _text_of(content: Any) -> str:

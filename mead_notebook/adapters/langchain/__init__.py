@@ -20,8 +20,10 @@ person (human-in-the-loop reviews, an ``interrupt`` whose value offers options)
 are answered through the interaction and the run resumes; without a
 checkpointer the copy gets an in-memory one (saved only when the graph stops,
 ``durability="exit"``, unless you pass ``durability``). ``config``, ``thread_id``,
-``context`` and other ``astream`` options pass through. For a loop of your own,
-add ``middleware(interaction)`` to ``create_agent(middleware=[...])``.
+``context`` and other ``astream`` options pass through. A run that reaches the
+graph's ``recursion_limit`` ends with ``stop_reason`` ``max_rounds`` (no error;
+``output`` is the last state the graph reached). For a loop of your own, add
+``middleware(interaction)`` to ``create_agent(middleware=[...])``.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ try:
     from langchain_core.runnables import RunnableConfig
     from langchain_core.tools import BaseTool, StructuredTool
     from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.errors import GraphRecursionError
     from langgraph.prebuilt.tool_node import ToolNode
     from langgraph.pregel import Pregel
     from langgraph.types import Command, StreamMode, interrupt
@@ -103,10 +106,13 @@ def start(
         given: Any = _input_of(input)
         replies: set[str] = set()
         for _ in range(MAX_RESUMES + 1):
-            state, interrupts = await _stream(
+            state, interrupts, limited = await _stream(
                 session, graph, given, config, (tool_nodes, replies), options
             )
             result.output = state
+            if limited:
+                result.stop_reason = "max_rounds"
+                return
             if not interrupts:
                 result.stop_reason = "end_turn"
                 return
@@ -162,31 +168,35 @@ async def _stream(
     config: RunnableConfig,
     seen: tuple[set[str], set[str]],
     options: dict[str, Any],
-) -> tuple[Any, list[Any]]:
-    """Stream one invocation: text to the interaction; return the last state and the interrupts.
+) -> tuple[Any, list[Any], bool]:
+    """Stream one invocation: text to the interaction; return (state, interrupts, limited).
 
-    ``seen`` holds the names of the graph's tool nodes and the ids of the model
-    replies counted so far (``rounds``).
+    ``state`` is the last state, ``limited`` whether the graph stopped at its
+    ``recursion_limit``. ``seen`` holds the names of the graph's tool nodes and
+    the ids of the model replies counted so far (``rounds``).
     """
     tool_nodes, replies = seen
     state: Any = None
     interrupts: list[Any] = []
-    async for mode, chunk in graph.astream(given, config, stream_mode=_MODES, **options):
-        if mode == "messages":
-            message, metadata = chunk
-            node = metadata.get("langgraph_node") if isinstance(metadata, Mapping) else None
-            if isinstance(message, (AIMessageChunk, AIMessage)) and node not in tool_nodes:
-                session.text(str(message.text))
-        elif mode == "updates" and isinstance(chunk, Mapping):
-            interrupts.extend(chunk.get("__interrupt__") or ())
-            for update in chunk.values():
-                for m in update.get("messages") or () if isinstance(update, Mapping) else ():
-                    if isinstance(m, AIMessage) and m.id not in replies:
-                        replies.add(m.id or str(len(replies)))
-            session.result.rounds = len(replies)
-        elif mode == "values":
-            state = chunk
-    return state, interrupts
+    try:
+        async for mode, chunk in graph.astream(given, config, stream_mode=_MODES, **options):
+            if mode == "messages":
+                message, metadata = chunk
+                node = metadata.get("langgraph_node") if isinstance(metadata, Mapping) else None
+                if isinstance(message, (AIMessageChunk, AIMessage)) and node not in tool_nodes:
+                    session.text(str(message.text))
+            elif mode == "updates" and isinstance(chunk, Mapping):
+                interrupts.extend(chunk.get("__interrupt__") or ())
+                for update in chunk.values():
+                    for m in update.get("messages") or () if isinstance(update, Mapping) else ():
+                        if isinstance(m, AIMessage) and m.id not in replies:
+                            replies.add(m.id or str(len(replies)))
+                session.result.rounds = len(replies)
+            elif mode == "values":
+                state = chunk
+    except GraphRecursionError:
+        return state, interrupts, True
+    return state, interrupts, False
 
 
 def _gated(

@@ -17,13 +17,19 @@ not yet connected are connected on that loop for the run, and closed after it.
 The run uses a gated copy of the agent (and of the agents it hands off to): every function tool
 and MCP tool asks through the interaction inside the run. Tools that declare
 ``needs_approval`` pause the SDK's run; their approvals are asked through the
-interaction too, once per call, and the run resumes by itself. ``kinds`` says
-what tools do by name (``{"read_file": "read", "rm": "delete"}``; MCP tools
-also by their annotations), and ``ask_user_tool()`` is a tool that puts a
+interaction too, once per call (with the tool's kind), and the run resumes by
+itself. ``kinds`` says what tools do by name (``{"read_file": "read", "rm":
+"delete"}``); an MCP tool's annotations say it as far as its server is named in
+``trusted`` (``trusted={"files"}``: its ``readOnlyHint`` makes a ``read`` tool;
+see :mod:`mead_notebook.tools.trust`). ``ask_user_tool()`` is a tool that puts a
 multiple-choice question to the person. Other options go to
 ``Runner.run_streamed`` (``context``, ``max_turns``, ``run_config``, ``session``...);
 unknown tools are returned to the model as errors unless ``run_config`` says
 otherwise.
+
+A run that reaches ``max_turns`` ends with ``stop_reason`` ``max_rounds`` (no
+error; ``output`` holds what the SDK's run produced until then, its
+``final_output`` None), one the model refuses to finish with ``refusal``.
 """
 
 from __future__ import annotations
@@ -31,20 +37,29 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..base import AgentResult, missing_extra
 
 try:
-    from agents import Agent, FunctionTool, RunConfig, Runner, function_tool
+    from agents import (
+        Agent,
+        FunctionTool,
+        MaxTurnsExceeded,
+        ModelRefusalError,
+        RunConfig,
+        Runner,
+        function_tool,
+    )
     from agents.tool_context import ToolContext
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise ImportError(missing_extra("openai_agents", "openai-agents")) from exc
 
 from mead_notebook import ask_user
 from mead_notebook.interaction import ToolKind
-from mead_notebook.turn import Turn
+from mead_notebook.tools.trust import trusted_servers
+from mead_notebook.turn import StopReason, Turn
 
 from ..base import ASK_USER_MARK, AskUserOption, Session, active_session, ask_user_arguments
 from ._events import Events
@@ -63,7 +78,7 @@ __all__ = [
 ]
 
 MAX_RESUMES = 100
-"""How many times one run resumes after answered approvals, at most."""
+"""How many times one run resumes after answered approvals, at most (then ``max_rounds``)."""
 CONNECT_TIMEOUT = 30.0
 """How long connecting one MCP server the run connects itself may take (seconds)."""
 
@@ -92,14 +107,16 @@ def start(
     *,
     interaction: object = None,
     kinds: Mapping[str, ToolKind] | None = None,
+    trusted: Iterable[str] = (),
     **options: Any,
 ) -> Turn[AgentResult]:
     """Start ``agent`` in a thread of its own and return the turn's handle at once."""
     if not isinstance(agent, Agent):
         raise TypeError(f"run, arun and start take an agents.Agent, not {type(agent).__name__}")
+    believed = trusted_servers(trusted)
     result = AgentResult()
     session = Session(interaction, result)
-    gate = Gate(session, kinds)
+    gate = Gate(session, kinds, believed)
     gated = gate.agent(agent)
     config = options.pop("run_config", None) or RunConfig()
     if config.tool_not_found_behavior == "raise_error":
@@ -118,16 +135,11 @@ def start(
         try:
             for _ in range(MAX_RESUMES + 1):
                 streamed = Runner.run_streamed(gated, given, run_config=config, **options)
-                try:
-                    async for event in streamed.stream_events():
-                        events.on(event)
-                except BaseException:
-                    streamed.cancel()
-                    raise
+                stopped = await _stream(streamed, events)
                 result.output = streamed
                 result.rounds = events.rounds
-                if not streamed.interruptions:
-                    result.stop_reason = "end_turn"
+                if stopped is not None or not streamed.interruptions:
+                    result.stop_reason = stopped or "end_turn"
                     return result
                 state = streamed.to_state()
                 for item in streamed.interruptions:
@@ -146,6 +158,21 @@ def start(
             raise
 
     return session.turn(input if isinstance(input, str) else "", main)
+
+
+async def _stream(streamed: Any, events: Events) -> StopReason | None:
+    """Report the run's events; the stop reason of a run the SDK ended at a limit, or None."""
+    try:
+        async for event in streamed.stream_events():
+            events.on(event)
+    except MaxTurnsExceeded:
+        return "max_rounds"
+    except ModelRefusalError:
+        return "refusal"
+    except BaseException:
+        streamed.cancel()
+        raise
+    return None
 
 
 def _unconnected(gate: Gate) -> list[Any]:

@@ -17,7 +17,7 @@ from agents import (
 )
 from openai.types.responses import ResponseCompletedEvent, ResponseTextDeltaEvent
 
-from mead_notebook.interaction import FINAL_STATUSES, ToolKind
+from mead_notebook.interaction import FINAL_STATUSES, ToolKind, class_of
 from mead_notebook.tools.base import result_text as as_text
 
 from ..base import Session
@@ -155,9 +155,10 @@ class Events:
         call_id = str(raw.get("call_id") or raw.get("id") or name)
         server = self.gate.servers.get(name) or str(raw.get("server_label") or "openai-agents")
         schema = self.gate.schemas.get(name)
-        session = self.session
-        record, allowed = session.admit(
-            call_id, name, server, "effect", _arguments(raw.get("arguments")), schema
+        kind = self.gate.tool_kinds.get(name) or self.gate.kinds.get(name) or "other"
+        arguments = _arguments(raw.get("arguments"))
+        record, allowed = self.session.admit(
+            call_id, name, server, class_of(kind), arguments, schema, kind=kind
         )
         return allowed, record.error or ""
 

@@ -16,9 +16,10 @@ from agents.tool_context import ToolContext
 
 from mead_notebook.interaction import ToolKind, class_of
 from mead_notebook.tools.base import result_text as as_text
+from mead_notebook.tools.trust import kind_from_hints
 
 from .._schema import check, parse
-from ..base import ASK_USER_MARK, Session
+from ..base import ASK_USER_MARK, CallCancelled, Session, failure
 
 __all__ = ["Gate", "is_ask_user"]
 
@@ -30,19 +31,30 @@ class Gate:
 
     A gated call is checked against the tool's schema (invalid: ``failed``, the
     model told why, nobody asked), asked through ``session.admit`` (denied: the
-    model gets the message), run as a task a card's Cancel can cancel (the model
-    is told, the run goes on), and reported ``completed`` or ``failed``.
+    model gets the message), run by ``session.execute`` as a task a card's Cancel
+    can cancel (the model is told, the run goes on), and reported ``completed``
+    or ``failed``. A tool's kind is ``kinds[name]``, else its MCP annotations as
+    far as its server is ``trusted`` (:func:`~mead_notebook.tools.trust.kind_from_hints`).
     """
 
-    def __init__(self, session: Session, kinds: Mapping[str, ToolKind] | None = None) -> None:
+    def __init__(
+        self,
+        session: Session,
+        kinds: Mapping[str, ToolKind] | None = None,
+        trusted: frozenset[str] = frozenset(),
+    ) -> None:
         self.session = session
         self.kinds = dict(kinds or {})
         """What each tool does, by tool name, where its annotations do not say."""
+        self.trusted = trusted
+        """The MCP servers whose ``readOnlyHint`` is believed, by name."""
         self.agents: dict[int, Agent[Any]] = {}
         self.servers: dict[str, str] = {}
         """Each gated tool's server (its agent's name, or its MCP server's), by tool name."""
         self.schemas: dict[str, dict[str, Any]] = {}
-        self._errors: dict[str, str] = {}
+        self.tool_kinds: dict[str, ToolKind] = {}
+        """Each gated tool's kind, by tool name."""
+        self._errors: dict[str, Exception] = {}
 
     def agent(self, agent: Agent[Any]) -> Agent[Any]:
         """A gated copy of ``agent`` (the same copy for the same agent, so cycles end)."""
@@ -88,10 +100,11 @@ class Gate:
         original = tool
         self.servers[tool.name] = server
         self.schemas[tool.name] = tool.params_json_schema
+        self.tool_kinds[tool.name] = self.kind_of(tool)
 
         async def formatter(ctx: RunContextWrapper[Any], error: Exception) -> Any:
             if isinstance(ctx, ToolContext):
-                self._errors[ctx.tool_call_id] = f"{type(error).__name__}: {error}"
+                self._errors[ctx.tool_call_id] = error
             fmt = resolve_function_tool_failure_error_function(original, ctx)
             if fmt is None:
                 raise error
@@ -122,7 +135,7 @@ class Gate:
                 session.refuse, call_id, name, server, shown, "invalid_arguments", message
             )
             return message
-        kind = self.kinds.get(name) or _kind_of(tool)
+        kind = self.kind_of(tool)
         record, allowed = await session.call(
             session.admit, call_id, name, server, class_of(kind), arguments, schema, kind=kind
         )
@@ -138,38 +151,27 @@ class Gate:
                 )
                 return message
             raw = json.dumps(approved)
-        handle = session.handle(record)
-        await session.call(session.driver.running, record, handle)
-        task = asyncio.ensure_future(inner(ctx, raw))
-        handle.on_cancel(_canceller(task))
-        driver = session.driver
         try:
-            value = await task
-        except asyncio.CancelledError:
-            if not (handle.cancelled and task.cancelled()) or session.cancelled.is_set():
-                raise
-            message = f"The call to {name} was cancelled."
-            await session.call(driver.fail, record, "cancelled", message)
-            return message
-        except Exception as exc:
-            await session.call(driver.fail, record, "error", f"{name} failed: {exc}")
-            raise
+            value = await session.execute(record, lambda: inner(ctx, raw))
+        except CallCancelled as cancelled:
+            return cancelled.message
+        driver = session.driver
         error = self._errors.pop(call_id, None)
         if error is not None:
-            await session.call(driver.fail, record, "error", f"{name} failed: {error}")
+            await session.call(driver.fail, record, "error", failure(record, error))
         else:
             await session.call(driver.complete, record, as_text(_shown(value)))
         return value
 
-
-def _canceller(task: asyncio.Future[Any]) -> Callable[[], None]:
-    loop = task.get_loop()
-
-    def cancel() -> None:
-        if not loop.is_closed():
-            loop.call_soon_threadsafe(task.cancel)
-
-    return cancel
+    def kind_of(self, tool: FunctionTool) -> ToolKind:
+        """What ``tool`` does: ``kinds`` by its name, else its MCP annotations as far as trusted."""
+        given = self.kinds.get(tool.name)
+        if given is not None:
+            return given
+        server = _mcp_server_of(tool)
+        return kind_from_hints(
+            tool.mcp_annotations, trusted=server is not None and server in self.trusted
+        )
 
 
 def _shown(value: Any) -> Any:
@@ -180,19 +182,6 @@ def _shown(value: Any) -> Any:
 def _mcp_server_of(tool: FunctionTool) -> str | None:
     binding = getattr(tool, "_mcp_tool_binding", None)
     return str(binding[0]) if binding else None
-
-
-def _kind_of(tool: FunctionTool) -> ToolKind:
-    """An MCP tool's kind from its annotations (read-only: ``read``; destructive: ``delete``)."""
-    annotations = tool.mcp_annotations
-    if _hint(annotations, "read_only_hint", "readOnlyHint") is True:
-        return "read"
-    destructive = _hint(annotations, "destructive_hint", "destructiveHint")
-    return "delete" if destructive is True else "other"
-
-
-def _hint(annotations: Any, name: str, alias: str) -> Any:
-    return getattr(annotations, name, getattr(annotations, alias, None))
 
 
 def is_ask_user(tool: FunctionTool) -> bool:

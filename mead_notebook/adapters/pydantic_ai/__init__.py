@@ -15,9 +15,11 @@
 ``Turn`` at once. The agent runs on an event loop of its own thread, so all three
 work in a cell whose loop is already running (where ``agent.run_sync`` fails).
 Options go to ``agent.run`` (``deps``, ``message_history``, ``model_settings``,
-``usage_limits``, ...). For a loop of your own, add ``capability(interaction)``
-to the agent's or the run's ``capabilities``. ``ask_user_tool()`` is the
-multiple-choice question tool.
+``usage_limits``, ...). A run that reaches ``usage_limits.request_limit`` ends
+with ``stop_reason`` ``max_rounds`` (no error; ``output`` is None, as pydantic-ai
+returns no result then); the other limits raise as ever. For a loop of your own,
+add ``capability(interaction)`` to the agent's or the run's ``capabilities``.
+``ask_user_tool()`` is the multiple-choice question tool.
 """
 
 from __future__ import annotations
@@ -28,8 +30,9 @@ from ..base import AgentResult, missing_extra
 
 try:
     from pydantic_ai import Agent, RunContext, Tool
-    from pydantic_ai.exceptions import CallDeferred, ToolFailed
+    from pydantic_ai.exceptions import CallDeferred, ToolFailed, UsageLimitExceeded
     from pydantic_ai.messages import ModelResponse
+    from pydantic_ai.usage import RunUsage, UsageLimits
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise ImportError(missing_extra("pydantic_ai", "pydantic-ai")) from exc
 
@@ -80,7 +83,17 @@ def start(
     options["capabilities"] = [*given, MeadCapability(interaction, session=session)]
 
     async def main() -> None:
-        outcome = await agent.run(input, **options)
+        if options.get("usage") is None:
+            options["usage"] = RunUsage()
+        usage: RunUsage = options["usage"]
+        limit = (options.get("usage_limits") or UsageLimits()).request_limit
+        try:
+            outcome = await agent.run(input, **options)
+        except UsageLimitExceeded:
+            if limit is None or usage.requests < limit:
+                raise
+            session.result.stop_reason = "max_rounds"
+            return
         session.result.output = outcome
         session.result.rounds = sum(isinstance(m, ModelResponse) for m in outcome.new_messages())
 

@@ -3,19 +3,24 @@
 A view can go away while a question waits without a word to the kernel: a
 reopened VS Code editor is a new webview that knows no widget (the output turns
 blank and nothing reaches the kernel), a browser crashes, a tab is closed. While
-a question of the widget waits, the kernel pings its views every
-``ping_every`` seconds (:class:`Timing`) and every view answers with a pong; a
-ping with no pong within ``answer_within`` seconds means that no view is left.
-A view that is disposed says ``gone``, and the kernel pings at once. With no view
-left the widget is announced again (``announce``) at once and then every
-``announce_every`` seconds, until a view renders it or answers a ping, so that a
-view that comes back gets the question within a few seconds. A view that renders
-says so (``rendered``), which ends the announcing at once.
+a question of the widget waits, the kernel pings its views every ``ping_every``
+seconds (:class:`Timing`) and every view answers with a pong. A page that is
+busy (a big notebook loading, a reconnect storm) can miss a ping or two, so a
+view is taken for gone only after ``misses`` pings in a row went unanswered: a
+ping still unanswered when the next is due counts as missed, and the next ones
+then follow every ``answer_within`` seconds. Anything a view sends (a pong, late
+or not, an answer, ``rendered``) says that somebody is there and clears the
+count. A view that is disposed says ``gone``: the kernel pings at once, and that
+ping alone decides (``answer_within`` seconds). With no view left the widget is
+announced again (``announce``) at once and then every ``announce_every``
+seconds, until a view renders it or says anything, so that a view that comes
+back gets the question within a few seconds.
 
-The cost while a view is there: one small message each way per ``ping_every``,
-and a wake of the waiting thread when each ping's ``answer_within`` ends.
-The timing is one kernel-wide setting (:func:`set_timing`), read whenever a
-question starts to wait.
+The cost while a view is there: one small message each way, and one wake of
+the waiting thread, per ``ping_every``. A view that vanishes is noticed
+``ping_every + (misses - 1) * answer_within`` seconds after the first ping it
+missed (:meth:`Timing.noticed_after`). The timing is one kernel-wide setting
+(:func:`set_timing`), read whenever a question starts to wait.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ log.addHandler(logging.NullHandler())
 __all__ = [
     "ANNOUNCE_EVERY",
     "ANSWER_WITHIN",
+    "MISSES",
     "PING_EVERY",
     "REOPENS",
     "Presence",
@@ -46,37 +52,46 @@ __all__ = [
 PING_EVERY: Final = 3.0
 """How often a waiting question asks its views whether they are there (seconds)."""
 ANSWER_WITHIN: Final = 1.5
-"""How long a ping waits for a pong before no view is thought left (seconds)."""
+"""How long a ping waits for a pong once one was missed or a view said goodbye (seconds)."""
+MISSES: Final = 3
+"""How many pings in a row must go unanswered before no view is thought left."""
 ANNOUNCE_EVERY: Final = 3.0
 """How often the widget is announced again while no view is left (seconds)."""
 
 
 @dataclasses.dataclass(frozen=True)
 class Timing:
-    """How a waiting question checks on its views, in seconds (see the module's text).
+    """How a waiting question checks on its views (see the module's text).
 
-    ``answer_within`` must be shorter than ``ping_every``; every value is a
-    positive finite number.
+    Seconds, each a positive finite number, ``answer_within`` shorter than
+    ``ping_every``; ``misses`` is a whole number of pings, at least 1.
     """
 
     ping_every: float = PING_EVERY
     answer_within: float = ANSWER_WITHIN
     announce_every: float = ANNOUNCE_EVERY
+    misses: int = MISSES
 
     def __post_init__(self) -> None:
-        for field in dataclasses.fields(self):
-            value = getattr(self, field.name)
+        if isinstance(self.misses, bool) or not isinstance(self.misses, int):
+            raise TypeError(f"misses must be a whole number of pings, not {self.misses!r}")
+        if self.misses < 1:
+            raise ValueError(f"misses must be at least 1, not {self.misses!r}")
+        for name in ("ping_every", "answer_within", "announce_every"):
+            value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise TypeError(f"{field.name} must be a number of seconds, not {value!r}")
+                raise TypeError(f"{name} must be a number of seconds, not {value!r}")
             if not math.isfinite(value) or value <= 0:
-                raise ValueError(
-                    f"{field.name} must be a positive number of seconds, not {value!r}"
-                )
+                raise ValueError(f"{name} must be a positive number of seconds, not {value!r}")
         if self.answer_within >= self.ping_every:
             raise ValueError(
                 f"answer_within ({self.answer_within!r}) must be shorter than "
                 f"ping_every ({self.ping_every!r})"
             )
+
+    def noticed_after(self) -> float:
+        """Seconds from the first ping a vanished view missed to announcing the widget."""
+        return self.ping_every + (self.misses - 1) * self.answer_within
 
 
 _timing = Timing()
@@ -99,7 +114,7 @@ def set_timing(new: Timing | None = None, /, **changes: float) -> Timing:
     global _timing
     with _timing_lock:
         old = _timing
-        _timing = dataclasses.replace(new if new is not None else old, **changes)
+        _timing = dataclasses.replace(new if new is not None else old, **changes)  # type: ignore[arg-type]
         return old
 
 
@@ -129,8 +144,14 @@ class Presence:
         self._clock = clock
         self._lock = threading.Lock()
         self._seq = 0
-        self._sent: float | None = None
-        """When the last ping went out, while it has no pong (None: answered)."""
+        self._pinged = 0.0
+        """When the last ping went out (or the wait started)."""
+        self._unanswered = False
+        """The last ping has had no answer yet."""
+        self._missed = 0
+        """Pings in a row that went unanswered."""
+        self._leaving = False
+        """A view said goodbye: the ping that follows decides alone."""
         self._lost = False
         """No view is left: announce every ``announce_every`` seconds instead of pinging."""
         self._next: float | None = None
@@ -144,9 +165,11 @@ class Presence:
             if self._next is None:
                 if self._fixed is None:
                     self.timing = current_timing()
-                self._next = self._clock() + self.timing.ping_every
-                self._sent = None
-                self._lost = False
+                now = self._clock()
+                self._next = now + self.timing.ping_every
+                self._pinged = now
+                self._unanswered = self._lost = self._leaving = False
+                self._missed = 0
 
     def stop(self) -> None:
         """No question waits any more: stop pinging."""
@@ -161,54 +184,66 @@ class Presence:
             return max(0.0, self._next - self._clock())
 
     def tick(self) -> None:
-        """Do what is due: ping, or announce again when the last ping went unanswered."""
+        """Do what is due: ping, count a missed ping, or announce once no view is left."""
         action: Callable[[], None]
         with self._lock:
             now = self._clock()
             if self._next is None or now < self._next:
                 return
-            if self._lost or self._sent is not None:
-                self._lost, self._sent = True, None
+            if self._unanswered:
+                self._missed += 1
+                self._unanswered = False
+                if self._leaving or self._missed >= self.timing.misses:
+                    self._lost = True
+            if self._lost:
                 self._next = now + self.timing.announce_every
                 self.announced += 1
                 action = self._announce
             else:
-                action = self._ping_now(now)
+                follow_up = self._missed > 0
+                action = self._ping_now(now, follow_up)
         self._call(action)
 
-    def _ping_now(self, now: float) -> Callable[[], None]:
+    def _ping_now(self, now: float, follow_up: bool) -> Callable[[], None]:
         self._seq += 1
-        self._sent = now
-        self._next = now + self.timing.answer_within
+        self._pinged = now
+        self._unanswered = True
+        every = self.timing.answer_within if follow_up else self.timing.ping_every
+        self._next = now + every
         seq = self._seq
         return lambda: self._ping(seq)
 
     def pong(self, seq: int) -> None:
-        """A view answered ping ``seq``: somebody is there (late or not)."""
-        with self._lock:
-            if seq != self._seq or (self._sent is None and not self._lost):
-                return
-            if self._next is not None:
-                since = self._sent if self._sent is not None else self._clock()
-                self._next = since + self.timing.ping_every
-            self._sent = None
-            self._lost = False
+        """A view answered ping ``seq`` (late or not): somebody is there."""
+        if 0 < seq <= self._seq:
+            self.heard()
 
     def rendered(self) -> None:
         """A view rendered the widget: somebody is there."""
+        self.heard()
+
+    def heard(self) -> None:
+        """A view said something: somebody is there; pings go on at their usual pace."""
         with self._lock:
-            if self._next is not None and (self._lost or self._sent is not None):
-                self._next = self._clock() + self.timing.ping_every
-            self._sent = None
-            self._lost = False
+            if self._next is not None and (self._lost or self._missed or self._leaving):
+                since = self._clock() if self._lost else self._pinged
+                self._next = since + self.timing.ping_every
+            self._unanswered = self._lost = self._leaving = False
+            self._missed = 0
 
     def gone(self) -> None:
         """A view was disposed: ping now, in case it was the last one."""
         with self._lock:
-            if self._next is None or self._lost or self._sent is not None:
+            if self._next is None or self._lost:
                 return
-            action = self._ping_now(self._clock())
-        self._call(action)
+            self._leaving = True
+            if self._unanswered:  # a ping is out already: it decides, within answer_within
+                self._next = min(self._next, self._pinged + self.timing.answer_within)
+                action = None
+            else:
+                action = self._ping_now(self._clock(), True)
+        if action is not None:
+            self._call(action)
         self._wake()
 
     @staticmethod
