@@ -1,6 +1,7 @@
 // An open permission question: Allow, Deny with an optional reason, "Allow
-// always" for a scope the person picks among those the kernel offers, and an
-// editor for the arguments. An answer the kernel refuses (arguments that break
+// always" and "Deny always" for a scope the person picks among those the kernel
+// offers (each with the kernel's words for what it covers), and an editor for
+// the arguments. An answer the kernel refuses (arguments that break
 // the tool's schema) leaves the question open with the reason shown. When the
 // call changes while the question is open (a new `version`: an agent's late
 // input), the question says so, shows the new arguments and asks again; every
@@ -12,6 +13,7 @@ import { countdownFor, cssToken, focusElement, questionSection, setDisabled } fr
 import { h, prettyJson, setAttr, setShown, setText } from "./dom.js";
 import { enterAllows, listenForShortcuts } from "./keys.js";
 import { badgeKind, lookup, scopeLabel } from "./labels.js";
+import { revealNodes, setRevealed } from "./reveal.js";
 import { isObject, nonEmptyOr } from "./state.js";
 
 /** @typedef {import("./model").AnswerMessage} AnswerMessage */
@@ -19,21 +21,32 @@ import { isObject, nonEmptyOr } from "./state.js";
 /** @typedef {import("./model").Question} Question */
 /** @typedef {import("./model").QuestionView} QuestionView */
 /** @typedef {import("./model").Scope} Scope */
+/** @typedef {import("./model").ScopeOffer} ScopeOffer */
 /** @typedef {import("./model").ViewContext} ViewContext */
 
+/** The scopes of questions saved before the kernel sent their labels (protocol 4 and older). */
+const OLD_SCOPES = ["tool", "server", "class"];
 
 /**
- * The scopes to offer for "Allow always": those the kernel offers, in its
- * order; "every read tool" only on a read call.
+ * The scopes to offer for "Allow always" and "Deny always": those the kernel
+ * offers, in its order, with its words for what each covers. A question saved
+ * before scopes had labels names them only ("tool", "server", "class").
  * @param {Card} card
  * @param {Question} question
- * @returns {Scope[]}
+ * @returns {ScopeOffer[]}
  */
 export function offeredScopes(card, question) {
   const scopes = Array.isArray(question.scopes) ? question.scopes : [];
-  /** @type {Scope[]} */
-  const known = ["tool", "server", "class"];
-  return known.filter((s) => scopes.includes(s) && (s !== "class" || card.class === "read"));
+  /** @type {ScopeOffer[]} */
+  const offers = [];
+  for (const item of /** @type {unknown[]} */ (scopes)) {
+    if (isObject(item) && typeof item.scope === "string" && typeof item.label === "string" && item.label) {
+      offers.push({ scope: /** @type {Scope} */ (item.scope), label: item.label });
+    } else if (typeof item === "string" && OLD_SCOPES.includes(item) && (item !== "class" || card.class === "read")) {
+      offers.push({ scope: /** @type {Scope} */ (item), label: scopeLabel(/** @type {Scope} */ (item), card) });
+    }
+  }
+  return offers;
 }
 
 /** What an open question says once the call it shows has changed. */
@@ -85,7 +98,8 @@ export function buildPermission(ctx, card, question) {
   const scopeId = ctx.uid();
   const scope = h("select", { id: scopeId, class: "mead-scope" });
   const always = h("button", { type: "button", class: "mead-button mead-allow-always", text: "Allow always" });
-  const alwaysRow = h("div", { class: "mead-always" }, [h("label", { for: scopeId, text: "Allow always for" }), scope, always]);
+  const never = h("button", { type: "button", class: "mead-button mead-deny-always", text: "Deny always" });
+  const alwaysRow = h("div", { class: "mead-always" }, [h("label", { for: scopeId, text: "Remember for" }), scope, always, never]);
   const countdown = countdownFor(ctx, question, "Denies");
   const prompt = h("p", { class: "mead-question-prompt", id: labelId });
   const args = h("pre", { class: "mead-question-args", "aria-label": "Arguments" });
@@ -103,9 +117,9 @@ export function buildPermission(ctx, card, question) {
       ? h("div", { class: "mead-reason" }, [h("label", { for: reasonId, text: "Reason if denied (optional)" }), reason])
       : null,
   ]);
-  const controls = editor ? [allow, deny, always, scope, reason, editor.input] : [allow, deny, always, scope];
+  const controls = editor ? [allow, deny, always, never, scope, reason, editor.input] : [allow, deny, always, never, scope];
 
-  /** @type {Scope[]} */
+  /** @type {ScopeOffer[]} */
   let scopes = [];
   let enter = false;
   /**
@@ -121,9 +135,9 @@ export function buildPermission(ctx, card, question) {
     const hint = lookup(KIND_HINT, kind) || lookup(CLASS_HINT, toolClass) || "unknown class";
     prompt.replaceChildren(
       "Allow ",
-      h("strong", { text: tool }),
+      h("strong", {}, revealNodes(tool, true)),
       " on ",
-      h("strong", { text: server }),
+      h("strong", {}, revealNodes(server, true)),
       "? ",
       h("span", {
         class: `mead-badge mead-class-${cssToken(toolClass)}${kind ? ` mead-kind-${cssToken(kind)}` : ""}`,
@@ -131,14 +145,14 @@ export function buildPermission(ctx, card, question) {
       }),
       h("span", { class: "mead-class-hint", text: ` (${hint})` }),
     );
-    setText(args, prettyJson(shown.arguments));
+    setRevealed(args, prettyJson(shown.arguments));
     enter = enterAllows(shown);
     setAttr(allow, "aria-keyshortcuts", keyboard && enter ? "Enter" : null);
     setText(hintEl, keyHint(keyboard, enter));
     const offered = offeredScopes(shown, q);
-    if (offered.join() !== scopes.join()) {
+    if (JSON.stringify(offered) !== JSON.stringify(scopes)) {
       scopes = offered;
-      scope.replaceChildren(...scopes.map((s) => h("option", { value: s, text: scopeLabel(s, shown) })));
+      scope.replaceChildren(...scopes.map((s) => h("option", { value: s.scope, text: s.label })));
     }
     if (scopes.length === 0) alwaysRow.remove();
     else if (alwaysRow.parentNode === null) actions.after(alwaysRow);
@@ -169,7 +183,7 @@ export function buildPermission(ctx, card, question) {
       }
       if (edit.kind === "edited") message.arguments = edit.value;
     }
-    if (decision === "allow" && remember !== null) message.remember = remember;
+    if (remember !== null) message.remember = remember;
     if (decision === "deny" && editable) message.note = reason.value.trim();
     waiting = true;
     setDisabled(controls, true);
@@ -183,10 +197,13 @@ export function buildPermission(ctx, card, question) {
   };
   allow.addEventListener("click", () => answer("allow"));
   deny.addEventListener("click", () => answer("deny"));
-  always.addEventListener("click", () => {
-    const picked = scopes.find((s) => s === scope.value);
-    if (picked) answer("allow", picked);
-  });
+  /** @param {"allow" | "deny"} decision */
+  const remembered = (decision) => {
+    const picked = scopes.find((s) => s.scope === scope.value);
+    if (picked) answer(decision, picked.scope);
+  };
+  always.addEventListener("click", () => remembered("allow"));
+  never.addEventListener("click", () => remembered("deny"));
   listenForShortcuts(el, ctx.keyboard, (key) => {
     if (key === "escape") {
       answer("deny");

@@ -27,7 +27,10 @@ function permission(overrides = {}) {
     prompt: null,
     options: null,
     multiple: false,
-    scopes: ["tool", "server"],
+    scopes: [
+      { scope: "tool", label: "every call of delete_file on files" },
+      { scope: "server", label: "every tool on files" },
+    ],
     schema: null,
     deadline: null,
     rejected: null,
@@ -84,13 +87,13 @@ function type(input, text) {
 }
 
 describe("Allow always", () => {
-  it("offers the scopes the kernel offers, named after the tool and server, and sends the one picked", async () => {
+  it("offers the scopes the kernel offers, in its words, and sends the one picked", async () => {
     const { model, el } = setup();
     await sendCard(model, { ...DELETE, question: permission() });
-    const scope = byLabel(el, "Allow always for");
+    const scope = byLabel(el, "Remember for");
     expect(scope.tagName).toBe("SELECT");
     expect([...scope.options].map((o) => [o.value, o.textContent])).toEqual([
-      ["tool", "the tool delete_file"],
+      ["tool", "every call of delete_file on files"],
       ["server", "every tool on files"],
     ]);
     expect(scope.value).toBe("tool");
@@ -102,17 +105,38 @@ describe("Allow always", () => {
     ]);
   });
 
-  it("offers every read tool only on a read call, and never a scope the kernel did not offer", async () => {
+  it("Deny always sends a deny with the scope picked", async () => {
+    const { model, el } = setup();
+    const scopes = [
+      { scope: "command", label: "the command `git push` in /repo (execute on codex)" },
+      { scope: "prefix", label: "commands starting `git push`, nothing chained (execute on codex)" },
+    ];
+    await sendCard(model, { ...DELETE, question: permission({ scopes }) });
+    byLabel(el, "Remember for").value = "prefix";
+    buttonsNamed(el, "Deny always")[0].click();
+    expect(answers(model)).toEqual([
+      { type: "answer", question_id: "q1", decision: "deny", note: "", remember: "prefix" },
+    ]);
+  });
+
+  it("never offers a scope the kernel did not offer", async () => {
+    const { model, el } = setup();
+    await sendCard(model, { ...DELETE, question: permission({ id: "q9", scopes: [{ scope: "tool", label: "" }, { scope: "everything" }, 7] }) });
+    expect(byLabel(el, "Remember for")).toBeNull();
+    await sendCard(model, { ...DELETE, question: permission({ id: "q10", scopes: [] }) });
+    expect(byLabel(el, "Remember for")).toBeNull();
+    expect(buttonsNamed(el, "Allow always")).toHaveLength(0);
+    expect(buttonsNamed(el, "Deny always")).toHaveLength(0);
+  });
+
+  it("a question saved before scopes had labels offers every read tool only on a read call", async () => {
     const { model, el } = setup();
     await sendCard(model, { ...READ, question: permission({ scopes: ["tool", "server", "class"] }) });
-    const values = () => [...byLabel(el, "Allow always for").options].map((o) => o.value);
+    const values = () => [...byLabel(el, "Remember for").options].map((o) => o.value);
     expect(values()).toEqual(["tool", "server", "class"]);
-    expect(byLabel(el, "Allow always for").options[2].textContent).toBe("every read tool");
+    expect(byLabel(el, "Remember for").options[2].textContent).toBe("every read tool");
     await sendCard(model, { ...DELETE, question: permission({ id: "q9", scopes: ["tool", "class", "everything"] }) });
     expect(values()).toEqual(["tool"]);
-    await sendCard(model, { ...DELETE, question: permission({ id: "q10", scopes: [] }) });
-    expect(byLabel(el, "Allow always for")).toBeNull();
-    expect(buttonsNamed(el, "Allow always")).toHaveLength(0);
   });
 
   it("no control allows everything", async () => {
@@ -120,6 +144,19 @@ describe("Allow always", () => {
     await sendCard(model, { ...READ, question: permission({ scopes: ["tool", "server", "class"] }) });
     const text = el.textContent.toLowerCase();
     expect(text).not.toMatch(/allow (all|everything)|every tool(?! on)/);
+  });
+
+  it("says which Deny always rule answered a card", async () => {
+    const { model, el } = setup();
+    const rule = "commands starting `git push`, nothing chained (execute on codex)";
+    await sendCard(model, {
+      ...DELETE,
+      tool_call_id: "c3",
+      status: "failed",
+      question: permission({ id: "q3", answer: answer({ decision: "deny", by: "rule", rule }) }),
+    });
+    const decision = cardEl(el, "c3").querySelector(".mead-decision").textContent;
+    expect(decision).toBe(`Denied by your “Deny always” rule for ${rule}`);
   });
 
   it("says which rule answered a card, and which card made the rule", async () => {
@@ -424,7 +461,7 @@ describe("keys", () => {
   it.each([
     ["Arguments (JSON)", "editor"],
     ["Reason if denied (optional)", "reason"],
-    ["Allow always for", "scope"],
+    ["Remember for", "scope"],
   ])("keys typed in the %s field do nothing", async (label) => {
     const { model, el } = setup();
     await sendCard(model, { ...RESIZE, question: permission() });
@@ -520,7 +557,7 @@ describe("untrusted text stays inert", () => {
       arguments: { html: PAYLOADS[3], all: PAYLOADS },
       question: permission({ scopes: ["tool", "server", "class"], rejected: PAYLOADS[4], rejections: 1 }),
     });
-    const options = [...byLabel(el, "Allow always for").options].map((o) => o.textContent);
+    const options = [...byLabel(el, "Remember for").options].map((o) => o.textContent);
     expect(options).toEqual([`the tool ${PAYLOADS[0]}`, `every tool on ${PAYLOADS[1]}`, "every read tool"]);
     expect(el.querySelector(".mead-rejected").textContent).toBe(`Not accepted: ${PAYLOADS[4]}`);
     const input = editor(el);

@@ -137,7 +137,7 @@ describe("a call that changes while its question is open", () => {
     const { model, el } = setup();
     const read = { tool: "read_file", class: "read", kind: "read" };
     await changed(model, { scopes: ["tool", "server", "class"] }, read);
-    const values = () => [...byLabel(el, "Allow always for").options].map((o) => o.value);
+    const values = () => [...byLabel(el, "Remember for").options].map((o) => o.value);
     expect(values()).toEqual(["tool", "server", "class"]);
     expect(buttonsNamed(el, "Allow")[0].getAttribute("aria-keyshortcuts")).toBe("Enter");
     await changed(model, { version: 2, scopes: ["tool", "server"] }, { ...read, class: "effect", kind: "edit" });

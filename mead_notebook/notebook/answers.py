@@ -12,8 +12,8 @@ from typing import Any, Final, Literal
 
 from ..driver import short
 from ..interaction import Allow, Answered, DecidedBy, Deny, Picked, Policy, Request, Unanswered
-from .protocol import AnswerMessage, Scope, Settlement, Verdict
-from .rules import Rule, check_arguments, rule_for, scopes_for
+from .protocol import AnswerMessage, ScopeOffer, Settlement, Verdict
+from .rules import Rule, check_arguments, offers_for, rule_for
 
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
@@ -43,8 +43,9 @@ class Asked:
     multiple: bool = False
 
     @property
-    def scopes(self) -> list[Scope]:
-        return scopes_for(self.request) if self.request is not None else []
+    def scopes(self) -> list[ScopeOffer]:
+        """What "Allow always" and "Deny always" may cover for this request."""
+        return offers_for(self.request) if self.request is not None else []
 
     @property
     def schema(self) -> dict[str, Any] | None:
@@ -84,7 +85,7 @@ def make_answer(
         option_ids=option_ids,
         text=text,
         arguments=arguments,
-        rule=None if rule is None else str(rule),
+        rule=None if rule is None else rule.label,
         by=by,
         note=short(note) or "",
         username=None if person is None else person.get("username"),
@@ -106,11 +107,15 @@ def _permission(asked: Asked, message: AnswerMessage) -> Interpretation | str:
         return "a permission needs allow or deny"
     if not asked.editable:
         note = ""
-    if decision == "deny":
-        return Interpretation(
-            make_answer("deny", "person", note, person=message), Deny("rejected", note)
-        )
     request = asked.request
+    rule = None
+    if message["remember"] is not None:
+        rule = rule_for(request, message["remember"], decision) if request is not None else None
+        if rule is None:
+            return f"'{decision.title()} always' for this {message['remember']} is not offered here"
+    if decision == "deny":
+        answer = make_answer("deny", "person", note, rule=rule, person=message)
+        return Interpretation(answer, Deny("rejected", note), rule)
     edited = message["arguments"]
     if edited is not None and not asked.editable:
         return "this call's source cannot take edited arguments"
@@ -120,11 +125,6 @@ def _permission(asked: Asked, message: AnswerMessage) -> Interpretation | str:
         problem = check_arguments(asked.schema, edited)
         if problem is not None:
             return f"the edited arguments do not fit the tool: {problem}"
-    rule = None
-    if message["remember"] is not None:
-        rule = rule_for(request, message["remember"]) if request is not None else None
-        if rule is None:
-            return f"'Allow always' for this {message['remember']} is not offered here"
     answer = make_answer("allow", "person", note, arguments=edited, rule=rule, person=message)
     return Interpretation(answer, Allow(arguments=edited), rule)
 
@@ -160,16 +160,23 @@ def ask_policy(policy: Policy | None, request: Request) -> Allow | Deny | None:
     return Deny("rejected", "the policy gave no valid decision")
 
 
-def decided_by(result: Allow | Deny, by: DecidedBy) -> Interpretation:
-    """A permission settled by ``by`` (a policy or the fallback) without a person."""
+def decided_by(result: Allow | Deny, by: DecidedBy, name: str = "") -> Interpretation:
+    """A permission settled by ``by`` (a policy or the fallback) without a person.
+
+    ``name`` says which policy (its ``repr``); an Allow gives it as the note, so the
+    card and the audit say which rule let the call run.
+    """
     if isinstance(result, Allow):
-        return Interpretation(make_answer("allow", by), result)
+        return Interpretation(make_answer("allow", by, name), result)
     decision: Verdict = "expired" if result.reason == "expired" else "deny"
     return Interpretation(make_answer(decision, by, result.message), result)
 
 
 def by_rule(rule: Rule) -> Interpretation:
-    """A permission settled by a remembered "Allow always" rule."""
+    """A permission settled by a remembered "Allow always" or "Deny always" rule."""
+    if rule.effect == "deny":
+        told = f"Denied by the person's rule for {rule.label}"
+        return Interpretation(make_answer("deny", "rule", rule=rule), Deny("rejected", told))
     return Interpretation(make_answer("allow", "rule", rule=rule), Allow(), rule)
 
 

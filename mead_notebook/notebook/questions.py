@@ -35,7 +35,7 @@ from .answers import (
     unanswered,
 )
 from .protocol import AnswerMessage, ChoiceOption, Question, Verdict
-from .rules import Rule
+from .rules import Rule, first_match
 from .waiting.views import Presence
 
 log = logging.getLogger(__name__)
@@ -138,16 +138,17 @@ class Questions:
     # -- asking -------------------------------------------------------------------------
 
     def permission(self, request: Request) -> Allow | Deny:
-        """Ask the policy, then the remembered rules, then the person; block until settled."""
+        """Settle by the first of: a "Deny always" rule, the policy, an "Allow always" rule,
+        the person (blocking until then)."""
         tool_call_id = str(request.get("tool_call_id", ""))
         q = self._open_question(tool_call_id, Asked("permission", request=dict(request)))  # type: ignore[arg-type]
-        decided = ask_policy(self.policy, request)
+        rule = self._rule_for(request)
+        denied = rule is not None and rule.effect == "deny"
+        decided = None if denied else ask_policy(self.policy, request)
         if decided is not None:
-            self._settle(q, decided_by(decided, "policy"))
-        else:
-            rule = self._rule_for(request)
-            if rule is not None:
-                self._settle(q, by_rule(rule))
+            self._settle(q, decided_by(decided, "policy", _name(self.policy)))
+        elif rule is not None:
+            self._settle(q, by_rule(rule))
         self._await(q, lambda: _nobody_there(self.fallback, request))
         result = q.settled.result if q.settled is not None else None
         return result if isinstance(result, (Allow, Deny)) else Deny("rejected")
@@ -173,7 +174,7 @@ class Questions:
 
     @property
     def rules(self) -> list[Rule]:
-        """The "Allow always" rules in force, oldest first."""
+        """The "Allow always" and "Deny always" rules in force, oldest first."""
         with self._lock:
             return list(self._rules)
 
@@ -189,7 +190,7 @@ class Questions:
 
     def _rule_for(self, request: Request) -> Rule | None:
         with self._lock:
-            return next((r for r in self._rules if r.matches(request)), None)
+            return first_match(self._rules, request)
 
     # -- what the frontend and the turn say -------------------------------------------------
 
@@ -256,14 +257,12 @@ class Questions:
                 self._rules.append(meaning.rule)
             self._settle(q, meaning, message)
             if meaning.rule is not None:
-                rule = meaning.rule
-                waiting = [
-                    other
-                    for other in self._open.values()
-                    if other.asked.request is not None and rule.matches(other.asked.request)
-                ]
-                for other in waiting:
-                    self._settle(other, by_rule(rule))
+                for other in list(self._open.values()):
+                    if other.asked.request is None:
+                        continue
+                    rule = first_match(self._rules, other.asked.request)
+                    if rule is not None:
+                        self._settle(other, by_rule(rule))
 
     def view_rendered(self) -> None:
         """A view rendered: someone can answer, so the grace period no longer applies."""
@@ -299,6 +298,13 @@ class Questions:
             if interrupted:
                 self.interrupted = True
             open_now = list(self._open.values())
+        for q in open_now:
+            self._settle(q, unanswered(q.asked, "interrupted", "kernel", note))
+
+    def withdraw(self, tool_call_id: str, note: str) -> None:
+        """Settle the open question of ``tool_call_id`` alone as interrupted."""
+        with self._lock:
+            open_now = [q for q in self._open.values() if q.tool_call_id == tool_call_id]
         for q in open_now:
             self._settle(q, unanswered(q.asked, "interrupted", "kernel", note))
 
@@ -401,7 +407,7 @@ class Questions:
         if not isinstance(result, (Allow, Deny)):
             log.error("the fallback returned %r, not Allow or Deny; denied", result)
             result = Deny("expired")
-        self._settle(q, decided_by(result, "fallback"))
+        self._settle(q, decided_by(result, "fallback", _name(self.fallback)))
 
     def _settle(
         self, q: QuestionState, meaning: Interpretation, by: AnswerMessage | None = None
@@ -433,3 +439,11 @@ def _nobody_there(fallback: Policy | None, request: Request) -> Allow | Deny:
 
 def _epoch_ms(seconds_from_now: float) -> int:
     return int((time.time() + seconds_from_now) * 1000)
+
+
+def _name(policy: object) -> str:
+    """A policy as a card names it: its ``repr`` when it has one of its own, else its class."""
+    if policy is None:
+        return ""
+    shown = repr(policy)
+    return shown if not shown.startswith("<") else type(policy).__name__

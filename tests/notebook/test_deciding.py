@@ -92,7 +92,7 @@ def open_question(w: Any, tool_call_id: str) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("scope", "same", "other"),
     [
-        ("tool", request("c2", "delete_file", server="other"), request("c3", "move_file")),
+        ("tool", request("c2", "delete_file"), request("c3", "delete_file", server="other")),
         ("server", request("c2", "move_file"), request("c3", "delete_file", server="web")),
     ],
 )
@@ -105,12 +105,12 @@ def test_allow_always_answers_later_matching_requests_without_asking(
     person = answer_when_asked(w, c, "c1", decision="allow", remember=scope)
     assert w.request_permission(None, request("c1", "delete_file")) == Allow()
     person.join(10)
-    value = "delete_file" if scope == "tool" else "files"
-    assert w.rules == [Rule(scope, value)]  # type: ignore[arg-type]
-    assert w.calls["c1"]["question"]["answer"]["rule"] == f"{scope} {value}"
+    label = "every call of delete_file on files" if scope == "tool" else "every tool on files"
+    assert [r.label for r in w.rules] == [label]
+    assert w.calls["c1"]["question"]["answer"]["rule"] == label
     assert w.request_permission(None, same) == Allow()
     answer = w.calls["c2"]["question"]["answer"]
-    assert (answer["by"], answer["rule"]) == ("rule", f"{scope} {value}")
+    assert (answer["by"], answer["rule"]) == ("rule", label)
     got, t = ask_in_thread(w, other)
     question = open_question(w, "c3")
     assert got == []
@@ -137,12 +137,12 @@ def test_allow_always_for_reads_covers_every_read_and_no_effect(make: Any) -> No
     assert w.request_permission(None, request("c1", "read_file", cls="read")) == Allow()
     t.join(10)
     assert q is not None
-    assert q["scopes"] == ["tool", "server", "class"]
-    assert w.rules == [Rule("class", "read")]
-    assert w.request_permission(None, request("c2", "cat", cls="read", server="x")) == Allow()
+    assert [o["scope"] for o in q["scopes"]] == ["tool", "class", "server"]
+    assert w.rules == [Rule("class", "files", None, "read")]
+    assert w.request_permission(None, request("c2", "cat", cls="read")) == Allow()
     got, t = ask_in_thread(w, request("c3", "delete_file"))
     question = open_question(w, "c3")
-    assert "class" not in question["scopes"]
+    assert "class" not in [o["scope"] for o in question["scopes"]]
     # an effect never gets a class rule, even if a page asks for one
     w.deliver(
         {"type": "answer", "question_id": question["id"], "decision": "allow", "remember": "class"}
@@ -150,7 +150,7 @@ def test_allow_always_for_reads_covers_every_read_and_no_effect(make: Any) -> No
     refused = open_question(w, "c3")
     assert "not offered" in (refused["rejected"] or "")
     assert got == []
-    assert w.rules == [Rule("class", "read")]
+    assert w.rules == [Rule("class", "files", None, "read")]
     w.deliver({"type": "answer", "question_id": question["id"], "decision": "deny"})
     t.join(10)
     assert got == [Deny("rejected", "")]
@@ -184,11 +184,14 @@ def test_rules_can_be_listed_and_revoked(make: Any) -> None:
         person = answer_when_asked(w, c, tool_call_id, decision="allow", remember=scope)
         w.request_permission(None, request(tool_call_id, name))
         person.join(10)
-    assert [str(r) for r in w.rules] == ["tool delete_file", "server files"]
-    w.forget("server files")
-    assert w.rules == [Rule("tool", "delete_file")]
+    assert [str(r) for r in w.rules] == [
+        "allow every call of delete_file on files",
+        "allow every tool on files",
+    ]
+    w.forget("allow every tool on files")
+    assert w.rules == [Rule("tool", "files", "delete_file")]
     with pytest.raises(ValueError, match="no such rule"):
-        w.forget("tool nothing")
+        w.forget("allow every call of nothing on files")
     w.forget()
     assert w.rules == []
     got, t = ask_in_thread(w, request("c3", "delete_file"))
@@ -444,7 +447,8 @@ def test_every_request_and_its_outcome_is_audited(make: Any, tmp_path: Path) -> 
         (None, None),
         ("person", "allow"),
     ]
-    assert by_id["call_3"]["rule"] == "tool delete_file"
+    assert by_id["call_3"]["rule"] == "every call of delete_file on local"
+    assert by_id["call_1"]["note"] == "AllowReads()", "the audit names the policy that allowed"
     assert (by_id["call_4"]["status"], by_id["call_4"]["outcome"]) == ("failed", "unknown")
     assert by_id["call_5"]["arguments"] == {"path": "p", "width": 9}
     assert by_id["call_5"]["approved_arguments"] == {"path": "p", "width": 10}
