@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -22,7 +23,7 @@ from mead_notebook.adapters.base import (
 from mead_notebook.interaction import DiffBlock, Location, PlanEntry
 from mead_notebook.policies import AllowAll
 
-from .helpers import Person, finals, recorded, running, steps, texts
+from .helpers import Person, Waiting, finals, recorded, running, steps, texts
 
 DIFF = DiffBlock(type="diff", path="notes.txt", old_text="hello\n", new_text="hello, world\n")
 WHERE = Location(path="notes.txt", line=1)
@@ -291,3 +292,61 @@ def test_a_session_refuses_no_interaction_and_names_the_policy_that_allows_all()
     with pytest.raises(TypeError, match=r"policies\.AllowAll\(\)"):
         Session(None)
     Session(AllowAll()).close()
+
+
+# -- a framework's timeout around one call ------------------------------------------------------
+
+
+def test_a_frameworks_timeout_around_one_question_closes_that_question_alone(make: Any) -> None:
+    """A tool's own timeout gave up on one question: the turn's later questions still wait."""
+    w, _ = make(timeout=30.0)
+    session = Session(w)
+    ran: list[str] = []
+
+    async def ask(tool_call_id: str) -> bool:
+        _, allowed = await session.call(
+            session.admit, tool_call_id, "delete_file", "files", None, {"path": tool_call_id}
+        )
+        if allowed:
+            ran.append(tool_call_id)
+        return allowed
+
+    async def main() -> None:
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(ask("c1"), 0.3)
+        assert not await ask("c2")
+
+    w.deliver({"type": "rendered"})
+    turn = session.turn("go", main)
+    deadline = time.monotonic() + 10
+    while not (w.calls.get("c2") or {}).get("question") and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.3)
+    second = w.calls["c2"]["question"]
+    assert second["answer"] is None, "the second question waits for the person"
+    w.deliver({"type": "answer", "question_id": second["id"], "decision": "deny"})
+    result = turn.result(timeout=10)
+
+    assert ran == []
+    first = w.calls["c1"]["question"]["answer"]
+    assert (first["decision"], first["by"]) == ("interrupted", "kernel")
+    assert w.calls["c2"]["question"]["answer"]["by"] == "person"
+    assert [(c.tool_call_id, c.outcome) for c in result.calls] == [
+        ("c1", "interrupted"),
+        ("c2", "denied"),
+    ]
+
+
+def test_without_withdraw_a_timeout_closes_every_question_as_before() -> None:
+    """An interaction that cannot close one question gets ``interrupt``: nothing waits forever."""
+    waiting = Waiting()
+    session = Session(waiting)
+
+    async def main() -> None:
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(
+                session.call(session.admit, "c1", "delete_file", "files", None, {}), 0.3
+            )
+
+    session.turn("go", main).result(timeout=10)
+    assert ("interrupt", None) in waiting.hooks
