@@ -67,6 +67,7 @@ NAMED: list[tuple[str, Any]] = [
     ("Location", interaction.Location),
     ("PlanEntry", interaction.PlanEntry),
     ("Settlement", protocol.Settlement),
+    ("ScopeOffer", protocol.ScopeOffer),
     ("ChoiceOption", protocol.ChoiceOption),
     ("Question", protocol.Question),
     ("Card", protocol.Card),

@@ -16,7 +16,7 @@ export type TurnStatus = "idle" | "running" | "done" | "error" | "interrupted";
 
 export type Verdict = "allow" | "deny" | "picked" | "expired" | "interrupted" | "no_answer";
 
-export type Scope = "tool" | "server" | "class";
+export type Scope = "tool" | "server" | "class" | "command" | "prefix" | "folder";
 
 /** Text that says what a call will do or did. */
 export interface TextBlock {
@@ -71,6 +71,12 @@ export interface Settlement {
   page: string | null;
 }
 
+/** One scope a permission offers to remember, and what it would cover, in words. */
+export interface ScopeOffer {
+  scope: Scope;
+  label: string;
+}
+
 /** One option of a choice, as a view shows it. */
 export interface ChoiceOption {
   id: string;
@@ -84,7 +90,7 @@ export interface Question {
   prompt: string | null;
   options: ChoiceOption[] | null;
   multiple: boolean;
-  scopes: Scope[];
+  scopes: ScopeOffer[];
   schema: Record<string, unknown> | null;
   editable: boolean;
   deadline: number | null;

@@ -12,7 +12,7 @@ import json
 import re
 import unicodedata
 from collections.abc import Mapping
-from typing import Any, Final, Literal, TypedDict
+from typing import Any, Final, Literal, TypedDict, get_args
 
 from ..interaction import (
     ContentBlock,
@@ -44,6 +44,7 @@ __all__ = [
     "Question",
     "RenderedMessage",
     "Scope",
+    "ScopeOffer",
     "Settlement",
     "TextMessage",
     "ThoughtMessage",
@@ -79,8 +80,17 @@ MAX_SEQ: Final = 2**53 - 1
 
 Verdict = Literal["allow", "deny", "picked", "expired", "interrupted", "no_answer"]
 """How a question was settled; who settled it is a :data:`~mead_notebook.interaction.DecidedBy`."""
-Scope = Literal["tool", "server", "class"]
-"""What an "Allow always" covers: this tool, this server, or every ``read`` tool."""
+Scope = Literal["tool", "server", "class", "command", "prefix", "folder"]
+"""What an "Allow always" or "Deny always" covers (:mod:`.rules`): this tool, this
+server, every ``read`` call, this exact command, a command prefix, or edits in a folder."""
+
+
+class ScopeOffer(TypedDict):
+    """One scope a permission offers to remember, and what it would cover, in words."""
+
+    scope: Scope
+    label: str
+
 TurnStatus = Literal["idle", "running", "done", "error", "interrupted"]
 
 
@@ -119,10 +129,10 @@ class ChoiceOption(TypedDict):
 class Question(TypedDict):
     """The question on a card; ``deadline`` in epoch milliseconds, or None.
 
-    A permission offers ``scopes`` for "Allow always" (``class`` only for a
-    ``read`` tool) and ``schema``, the tool's JSON schema, for editing the
-    arguments. A choice may be ``multiple`` (pick several) and always takes an
-    "Other" text. ``rejected`` says why the last answer from a view was refused
+    A permission offers ``scopes`` for "Allow always" and "Deny always" (each
+    with its label; :mod:`.rules` says which a call offers) and ``schema``, the
+    tool's JSON schema, for editing the arguments. A choice may be ``multiple``
+    (pick several) and always takes an "Other" text. ``rejected`` says why the last answer from a view was refused
     (invalid edited arguments), until a valid one settles the question;
     ``rejections`` counts those refusals, so a view sees each one, even a second
     refusal for the same reason. A permission that is not ``editable`` (its
@@ -138,7 +148,7 @@ class Question(TypedDict):
     prompt: str | None
     options: list[ChoiceOption] | None
     multiple: bool
-    scopes: list[Scope]
+    scopes: list[ScopeOffer]
     schema: dict[str, Any] | None
     editable: bool
     deadline: int | None
@@ -233,7 +243,8 @@ class AnswerMessage(TypedDict):
     """Frontend to kernel: the answer to a question.
 
     A permission carries ``decision`` (allow or deny), on allow optionally the
-    edited ``arguments`` and ``remember`` (the scope of an "Allow always"). A
+    edited ``arguments``; with either, ``remember``: the scope of an "Allow always"
+    or "Deny always" among those the question offers. A
     choice carries ``option_ids`` (or the older single ``option_id``) or an
     "Other" ``text``, and no decision. ``note`` is the person's reason.
     ``username`` and ``display_name`` are who the page says its user is (the
@@ -385,10 +396,8 @@ def _parse_answer(content: Mapping[str, Any]) -> AnswerMessage | str:
     if arguments is not None and (decision != "allow" or not _fits(arguments)):
         return "edited arguments must be a JSON object of modest size, with an allow"
     remember = content.get("remember")
-    if remember is not None and (
-        decision != "allow" or remember not in ("tool", "server", "class")
-    ):
-        return f"remember must be tool, server or class, with an allow, not {remember!r}"
+    if remember is not None and (decision is None or remember not in get_args(Scope)):
+        return f"remember must be one of {', '.join(get_args(Scope))}, with a decision"
     version = content.get("version")
     if version is not None and (
         isinstance(version, bool) or not isinstance(version, int) or not 0 < version <= MAX_SEQ
