@@ -17,7 +17,8 @@ A call's life, as the methods are called::
 
 A call that an agent ran under its own rules skips ``permission`` and says so:
 ``driver.running(record, call, decided_by="agent")``. ``plan`` and ``thought``
-reach an interaction that implements :class:`~mead_notebook.PlanAndThoughts`.
+reach an interaction that implements :class:`~mead_notebook.PlanAndThoughts`;
+``agent`` one that implements :class:`~mead_notebook.AgentDetails`.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from typing import Any, cast
 from .calls import Call
 from .interaction import (
     FINAL_STATUSES,
+    AgentDetails,
+    AgentInfo,
     Allow,
     Answered,
     Choice,
@@ -50,6 +53,7 @@ from .interaction import (
     TurnHooks,
     Unanswered,
     Update,
+    Withdrawal,
     class_of,
     kind_of,
     outcome_of,
@@ -60,11 +64,13 @@ from .turn import CallRecord, TurnResult
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
 
-__all__ = ["NOT_CANCELLABLE", "SHORT", "TurnDriver", "short"]
+__all__ = ["NOT_CANCELLABLE", "SHORT", "WITHDRAWN", "TurnDriver", "short"]
 
 SHORT = 500
 """Longest ``result``/``error`` string an update carries, in characters."""
 NOT_CANCELLABLE = "running (this call cannot be cancelled)"
+WITHDRAWN = "the agent stopped waiting for this call (its own timeout or cancel)"
+"""Why a question closed alone (:meth:`TurnDriver.withdraw_current`)."""
 """The step of a running call that nothing can stop (``running(..., cancellable=False)``)."""
 
 
@@ -94,6 +100,9 @@ class TurnDriver:
         self.narration: PlanAndThoughts | None = (
             self.interaction if isinstance(self.interaction, PlanAndThoughts) else None
         )
+        self.agent_details: AgentDetails | None = (
+            self.interaction if isinstance(self.interaction, AgentDetails) else None
+        )
         self._thoughts: list[str] = []
         self.result = TurnResult()
         self._parts: list[str] = []
@@ -102,6 +111,11 @@ class TurnDriver:
         self._fixed: set[str] = set()
         self.editable = True
         """False when the source cannot take edited arguments or a denial message."""
+        self.agent_servers: set[str] = set()
+        """The servers that are coding agents (their calls are everything the agent does)."""
+        self._asking_lock = threading.Lock()
+        self._asking: str | None = None
+        self._withdrawn = False
 
     # -- the turn ---------------------------------------------------------------------
 
@@ -138,6 +152,48 @@ class TurnDriver:
                 self.hooks.interrupt(self.context)
             except Exception:
                 log.exception("interaction.interrupt raised")
+
+    def withdraw_current(self) -> None:
+        """The source stopped waiting for the callback running now (its own timeout or
+        cancel of that one call): its question closes alone, now or as soon as it asks.
+
+        From any thread. The caller makes sure the callback running now is the one
+        withdrawn (and calls :meth:`callback_ended` after it, under the same lock).
+        """
+        with self._asking_lock:
+            asking = self._asking
+            if asking is None:
+                self._withdrawn = True
+                return
+        self._withdraw(asking)
+
+    def callback_ended(self) -> None:
+        """The callback running on the turn's callback thread has returned."""
+        with self._asking_lock:
+            self._asking = None
+            self._withdrawn = False
+
+    def _withdraw(self, tool_call_id: str) -> None:
+        if isinstance(self.interaction, Withdrawal):
+            try:
+                self.interaction.withdraw(self.context, tool_call_id)
+            except Exception:
+                log.exception("interaction.withdraw raised; the turn's questions are closed")
+            else:
+                return
+        self.interrupt()
+
+    def _asks(self, tool_call_id: str) -> bool:
+        """Mark ``tool_call_id`` as being asked; False when its question was withdrawn already."""
+        with self._asking_lock:
+            if self._withdrawn:
+                return False
+            self._asking = tool_call_id
+            return True
+
+    def _asked(self) -> None:
+        with self._asking_lock:
+            self._asking = None
 
     def idle(self) -> None:
         """``idle``: let the interaction serve its frontend while a thread waits."""
@@ -184,6 +240,13 @@ class TurnDriver:
         if self.narration is not None:
             self._call(self.narration.plan_updated, "plan_updated", list(self.result.plan))
 
+    def agent(self, details: AgentInfo) -> None:
+        """Who runs the turn (the whole :class:`AgentInfo`, each time it changes):
+        kept in ``result.agent`` and sent as ``agent_described``."""
+        self.result.agent = details.copy()
+        if self.agent_details is not None:
+            self._call(self.agent_details.agent_described, "agent_described", details.copy())
+
     # -- one call -----------------------------------------------------------------------
 
     def begin(
@@ -198,6 +261,7 @@ class TurnDriver:
         title: str | None = None,
         content: list[ContentBlock] | None = None,
         locations: list[Location] | None = None,
+        tool_named: bool = True,
     ) -> CallRecord:
         """Record a new call and send its ``pending`` update.
 
@@ -205,7 +269,8 @@ class TurnDriver:
         suffixed (``record.source_id`` keeps the agent's).
 
         ``tool_class`` None derives it from ``kind``; ``kind`` None derives it
-        from the class (``read``, or ``other``).
+        from the class (``read``, or ``other``). ``tool_named`` False: the source
+        named the call only by its kind (``tool`` is the kind).
         """
         klass: ToolClass = tool_class if tool_class is not None else class_of(kind)
         record = CallRecord(
@@ -219,6 +284,7 @@ class TurnDriver:
             content=list(content or []),
             locations=list(locations or []),
             source_id=tool_call_id,
+            tool_named=tool_named,
         )
         self.result.calls.append(record)
         details: dict[str, Any] = {
@@ -375,12 +441,16 @@ class TurnDriver:
         """``ask_choice``; an error or an answer of the wrong type counts as unanswered."""
         if self.interaction is None:
             return Unanswered("no_answer")
+        if not self._asks(str(choice.get("tool_call_id", ""))):
+            return Unanswered("interrupted")
         with self._lock:
             try:
                 answer = self.interaction.ask_choice(self.context, choice)
             except Exception:
                 log.exception("ask_choice raised; the question counts as unanswered")
                 return Unanswered("no_answer")
+            finally:
+                self._asked()
         if isinstance(answer, (Picked, Answered, Unanswered)):
             return answer
         log.error("ask_choice returned %r, not Picked, Answered or Unanswered", answer)
@@ -409,12 +479,20 @@ class TurnDriver:
             request["locations"] = list(record.locations)
         if not self.editable:
             request["editable"] = False
+        if not record.tool_named:
+            request["tool_named"] = False
+        if record.server in self.agent_servers:
+            request["server_is_agent"] = True
+        if not self._asks(record.tool_call_id):
+            return Deny("interrupted", WITHDRAWN)
         with self._lock:
             try:
                 decision = self.interaction.request_permission(self.context, request)
             except Exception:
                 log.exception("request_permission raised; the call is denied")
                 return Deny("rejected", "the interaction failed")
+            finally:
+                self._asked()
         if isinstance(decision, (Allow, Deny)):
             return decision
         log.error("request_permission returned %r, not Allow or Deny; denied", decision)

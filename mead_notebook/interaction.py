@@ -29,6 +29,8 @@ without asking anyone here, says so with ``decided_by: "agent"``.
 
 :class:`PlanAndThoughts` is an optional protocol for an agent's plan and its
 streamed reasoning; interactions that lack it simply never hear of them.
+:class:`AgentDetails` is another: who runs the turn and under which rules
+(:class:`AgentInfo`: the agent's asking mode, its sandbox, which settings it loaded).
 
 :class:`TurnHooks` is the second, optional protocol: the start and end of a
 turn, interrupts, and the moments a waiting thread can serve a frontend.
@@ -46,6 +48,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "READ_KINDS",
+    "AgentDetails",
+    "AgentInfo",
     "Allow",
     "Answered",
     "Choice",
@@ -71,6 +75,7 @@ __all__ = [
     "TurnHooks",
     "Unanswered",
     "Update",
+    "Withdrawal",
     "class_of",
     "outcome_of",
     "valid",
@@ -200,6 +205,8 @@ class _RequestDetails(TypedDict, total=False):
     content: list[ContentBlock]
     locations: list[Location]
     editable: bool
+    tool_named: bool
+    server_is_agent: bool
 
 
 class Request(_RequestFields, _RequestDetails):
@@ -210,6 +217,11 @@ class Request(_RequestFields, _RequestDetails):
     and ``locations`` say what the call will do, when its source tells.
     ``editable`` is False when the source cannot take edited arguments or a
     denial message (an ACP agent): a view should not offer them.
+    ``tool_named`` is False when the source names the call only by its kind
+    (``tool`` is then ``execute``, ``edit``...: a rule for "this tool" would
+    cover every such call). ``server_is_agent`` is True when ``server`` is a
+    coding agent and the call one of its own tools: the server stands for
+    everything the agent does.
     """
 
 
@@ -423,6 +435,61 @@ class PlanAndThoughts(Protocol):
     def plan_updated(self, context: Any, entries: list[PlanEntry]) -> None: ...
 
     def thought_delta(self, context: Any, text: str) -> None: ...
+
+
+class AgentInfo(TypedDict, total=False):
+    """Who runs a turn and under which rules, as far as its source knows.
+
+    - ``agent``: the agent's name (``claude``, ``codex``, ``gemini``, a command's name);
+    - ``mode``: the agent's asking mode in effect: its session mode (``default``),
+      or for an agent without session modes the policy it was started with
+      (Codex: its approval policy, ``untrusted``);
+    - ``sandbox``: where its commands run (Codex: ``workspace-write``, or
+      ``danger-full-access``, no sandbox at all);
+    - ``settings``: which of its own settings it loaded: ``user`` (the person's
+      own, not the project's) or ``project`` (the project's too: a repository's
+      settings may allow commands or add hooks);
+    - ``model``: the model it says it uses.
+
+    A call the agent runs under its own rules says ``decided_by: "agent"``; a
+    view counts those from the cards rather than from here.
+    """
+
+    agent: str
+    mode: str | None
+    sandbox: str | None
+    settings: str | None
+    model: str | None
+
+
+@runtime_checkable
+class AgentDetails(Protocol):
+    """Who runs the turn; an interaction may implement it to show it.
+
+    - ``agent_described(context, details)``: at the start of the turn, once the
+      agent is known, and again whenever what it says changes (a new mode).
+      ``details`` is the whole :class:`AgentInfo` each time.
+
+    Called in the same order and thread discipline as the callbacks.
+    """
+
+    def agent_described(self, context: Any, details: AgentInfo) -> None: ...
+
+
+@runtime_checkable
+class Withdrawal(Protocol):
+    """One question closed alone; an interaction that blocks on questions should implement it.
+
+    - ``withdraw(context, tool_call_id)``: from any thread, when the source stopped
+      waiting for that one call (a framework's own timeout or cancel around it):
+      close its open question, if any, as interrupted, and leave every other
+      question open. It must not block.
+
+    An interaction without it gets :meth:`TurnHooks.interrupt` instead, which
+    closes every open question of the turn.
+    """
+
+    def withdraw(self, context: Any, tool_call_id: str) -> None: ...
 
 
 class DefaultTurnHooks:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from .interaction import (
+    AgentInfo,
     ContentBlock,
     DecidedBy,
     Location,
@@ -78,6 +79,8 @@ class CallRecord:
     decided_by: DecidedBy | None = None
     """``agent`` when the agent's own rules let it run without asking anyone here;
     None when the interaction was asked (the interaction knows who answered)."""
+    tool_named: bool = True
+    """False when the source named the call only by its kind (``tool`` is the kind)."""
     source_id: str = ""
     """The id the agent gave the call. ``tool_call_id`` names one call of the turn
     only; the two differ when the agent gave an id again (``"<id>~2"``)."""
@@ -101,6 +104,9 @@ class TurnResult:
     """The agent's streamed reasoning, apart from ``text``."""
     plan: list[PlanEntry] = field(default_factory=list)
     """The agent's plan as it last sent it."""
+    agent: AgentInfo | None = None
+    """Who ran the turn and under which rules, as its source last described it (None:
+    the source did not say; see :class:`~mead_notebook.interaction.AgentInfo`)."""
 
     def __repr__(self) -> str:
         outcomes = ", ".join(f"{c.tool}: {c.outcome or c.status}" for c in self.calls)

@@ -30,7 +30,7 @@ def test_the_saved_quickstart_reads_as_text() -> None:
     text = headless.render(nb)
     assert "# Quickstart" in text.splitlines()[0]
     assert '    result = router.run("Summarise notes.txt into summary.txt"' in text
-    assert "    **Tool call** `read_file` on `local`: Completed · Allowed by policy" in text
+    assert "    **Tool call** `read_file` on `local`: Completed · Allowed by policy: AllowReads()" in text
     assert "    Permission to run write_file was denied (expired). The tool did not run." in text
     summary = (
         "NotebookInteraction: done, 3 tool calls (1 completed, 1 expired, 1 no_answer), "

@@ -117,6 +117,22 @@ show(w, Router(model, tools=[read_file]).run("look", interaction=w))
 """
 )
 
+LATE_CHOICE = (
+    PRELUDE
+    + CHOICE_MODEL
+    + """
+def late(messages):
+    if messages[-1]["role"] == "user":
+        time.sleep(4)
+        return [choice]
+    return echo_tool_result(messages)
+
+
+result = Router(ScriptedModel(late)).run("ask me", interaction=Timed())
+print("RESULT", result.calls[0].status, result.calls[0].result)
+"""
+)
+
 CHOICE = (
     PRELUDE
     + CHOICE_MODEL
@@ -182,23 +198,24 @@ def allow_always_for_the_tool(nb: NotebookPage) -> None:
     nb.open([ALLOW_ALWAYS])
     nb.run_cell(0)
     q = question(nb, "delete_file")
-    scope = q.get_by_label("Allow always for")
+    scope = q.get_by_label("Remember for")
     options = [o.strip() for o in scope.locator("option").all_inner_texts()]
-    assert options == ["the tool delete_file", "every tool on local"], options
+    assert options == ["every call of delete_file on local", "every tool on local"], options
     scope.select_option("tool")
     nb.shot("allow-always")
     q.get_by_role("button", name="Allow always").click()
-    deny = question(nb, "resize").get_by_role("button", name="Deny")
+    deny = question(nb, "resize").get_by_role("button", name="Deny", exact=True)
     deny.click()
     nb.wait_output(0, "TEXT")
     out = outputs(nb)
     assert out["RAN"] == "[('delete_file', 'a.txt'), ('delete_file', 'b.txt')]"
     assert out["OUTCOMES"] == "['completed', 'completed', 'denied']"
     assert out["BY"] == "['person', 'rule', 'person']"
-    assert out["RULES"] == "['tool delete_file']"
+    assert out["RULES"] == "['allow every call of delete_file on local']"
     made, answered = nb.card("delete_file").all()
-    expect(made).to_contain_text("Allowed by you, and always from now on for the tool delete_file")
-    expect(answered).to_contain_text("Allowed by your “Allow always” rule for the tool delete_file")
+    rule = "every call of delete_file on local"
+    expect(made).to_contain_text(f"Allowed by you, and always from now on for {rule}")
+    expect(answered).to_contain_text(f"Allowed by your “Allow always” rule for {rule}")
     expect(nb.turn().get_by_role("button", name="Allow")).to_have_count(0)
     assert [c["label"] for c in nb.clicks("Allow", "Allow always", "Deny")] == [
         "Allow always",
@@ -276,7 +293,7 @@ def test_a_deny_reason_reaches_the_model(lab: NotebookPage) -> None:
     q = question(lab, "delete_file")
     reason = "keep the archive " + PAYLOADS[0]
     q.get_by_label("Reason if denied (optional)").fill(reason)
-    q.get_by_role("button", name="Deny").click()
+    q.get_by_role("button", name="Deny", exact=True).click()
     lab.wait_output(0, "TEXT")
     out = outputs(lab)
     assert out["RAN"] == "[]"
@@ -392,3 +409,29 @@ def test_several_options_with_hostile_labels(lab: NotebookPage) -> None:
     expect(decision).to_have_text(f"Chose “Archive”, “{PAYLOADS[1]}” by you")
     assert_inert(lab)
     lab.shot("several")
+
+
+def test_a_question_never_takes_the_keys_typed_in_another_cell(lab: NotebookPage) -> None:
+    """Typing ``x = 2⏎`` in the next cell while a question opens types it there, and answers
+    nothing: focus stays in the editor, and keys act only on a card the person focused."""
+    lab.open([LATE_CHOICE, ""])
+    lab.run_cell(0)
+    editor = lab.cell(1).locator(".cm-content")
+    editor.click()
+    lab.page.keyboard.type("x = 2")
+    lab.page.keyboard.press("Enter")
+    q = question(lab, "ask_user")
+    lab.page.keyboard.type("y = 1")
+    lab.page.keyboard.press("Enter")
+    lab.page.keyboard.press("2")
+    lab.page.keyboard.press("Escape")
+    lab.page.wait_for_timeout(QUIET_MS)
+    expect(lab.card("ask_user")).to_contain_text("Waiting for you")
+    expect(q.get_by_label("Black coffee")).not_to_be_checked()
+    expect(q.get_by_label("Green tea")).not_to_be_checked()
+    expect(editor).to_contain_text("x = 2")
+    expect(editor).to_contain_text("y = 1")
+    lab.shot("typing-elsewhere")
+    q.get_by_label("Green tea").check()
+    q.get_by_role("button", name="Submit").click()
+    lab.wait_output(0, 'RESULT completed {"option_id": "tea", "label": "Green tea"}')

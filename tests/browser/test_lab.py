@@ -87,7 +87,7 @@ def test_allow_a_background_turn(lab: NotebookPage, latencies: Latencies) -> Non
 def test_deny_reaches_the_model(lab: NotebookPage, latencies: Latencies) -> None:
     lab.open([PRELUDE + DENY_SYNC])
     lab.run_cell(0)
-    deny = lab.turn().get_by_role("button", name="Deny")
+    deny = lab.turn().get_by_role("button", name="Deny", exact=True)
     expect(deny).to_be_visible(timeout=QUESTION_TIMEOUT)
     deny.click()
     lab.wait_output(0, "RESULT denied")

@@ -89,6 +89,8 @@ class Session:
         self._interrupted = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[Any] | None = None
+        self._running: object | None = None
+        """The ticket of the callback running now (see :meth:`_post`)."""
 
     # -- callbacks ----------------------------------------------------------------------
 
@@ -98,7 +100,25 @@ class Session:
         It runs in the context of the code that made the session (a cell's), so
         that what it displays or prints lands where that code's output does.
         """
-        return self._callbacks.submit(self._context.run, fn, *args, **kwargs)
+        return self._post(fn, args, kwargs)[0]
+
+    def _post(
+        self, fn: Callable[..., R], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[Future[R], object]:
+        """:meth:`post`, with the ticket that says whether this callback is the one running."""
+        ticket = object()
+
+        def one() -> R:
+            with self._lock:
+                self._running = ticket
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                with self._lock:
+                    self._running = None
+                    self.driver.callback_ended()
+
+        return self._callbacks.submit(self._context.run, one), ticket
 
     def wait(self, future: Future[R]) -> R:
         """Block this thread until ``future`` is done, letting the interaction serve meanwhile."""
@@ -117,17 +137,27 @@ class Session:
         return self.wait(self.post(fn, *args, **kwargs))
 
     async def call(self, fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
-        """Post ``fn`` and await it; on the kernel's own loop, serve the frontend meanwhile."""
-        done = asyncio.wrap_future(self.post(fn, *args, **kwargs))
+        """Post ``fn`` and await it; on the kernel's own loop, serve the frontend meanwhile.
+
+        Cancelled while ``fn`` waits for the person: when the whole run is being
+        cancelled, every open question closes; when only this await is (a
+        framework's timeout around one call), only ``fn``'s question closes, and a
+        callback that has not started never runs.
+        """
+        future, ticket = self._post(fn, args, kwargs)
+        done = asyncio.wrap_future(future)
         serve = None
         if threading.current_thread() is threading.main_thread():
             serve = self.driver.serve(done.done)
         try:
             return await done
         except asyncio.CancelledError:
-            # The run is being torn down (a kernel interrupt, a cancelled task):
-            # close the open questions, or the callbacks behind them would wait.
-            self.interrupt()
+            if self.cancelled.is_set() or _cancelling(self._task):
+                self.interrupt()
+            else:
+                with self._lock:
+                    if self._running is ticket:
+                        self.driver.withdraw_current()
             raise
         finally:
             if serve is not None:
@@ -191,6 +221,7 @@ class Session:
         title: str | None = None,
         content: list[ContentBlock] | None = None,
         locations: list[Location] | None = None,
+        tool_named: bool = True,
     ) -> CallRecord:
         """``pending`` for a new call, as ``TurnDriver.begin`` (non-dict arguments are wrapped)."""
         record = self.driver.begin(
@@ -203,6 +234,7 @@ class Session:
             title=title,
             content=content,
             locations=locations,
+            tool_named=tool_named,
         )
         self._records[tool_call_id] = record
         return record
@@ -521,6 +553,12 @@ def required(interaction: object) -> object:
         raise TypeError(NO_INTERACTION)
     resolve_interaction(interaction)
     return interaction
+
+
+def _cancelling(task: asyncio.Task[Any] | None) -> bool:
+    """Whether the run's own task is being cancelled (Python 3.11+ can tell)."""
+    cancelling = getattr(task, "cancelling", None)
+    return bool(cancelling()) if cancelling is not None else False
 
 
 def failure(record: CallRecord, exc: BaseException) -> str:

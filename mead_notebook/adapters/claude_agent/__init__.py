@@ -85,7 +85,7 @@ def run(
     options: ClaudeAgentOptions | None,
     prompt: str,
     *,
-    interaction: object = None,
+    interaction: object,
     kinds: Mapping[str, ToolKind] | None = None,
     trusted: Iterable[str] = (),
 ) -> AgentResult:
@@ -101,7 +101,7 @@ async def arun(
     options: ClaudeAgentOptions | None,
     prompt: str,
     *,
-    interaction: object = None,
+    interaction: object,
     kinds: Mapping[str, ToolKind] | None = None,
     trusted: Iterable[str] = (),
 ) -> AgentResult:
@@ -113,7 +113,7 @@ def start(
     options: ClaudeAgentOptions | None,
     prompt: str,
     *,
-    interaction: object = None,
+    interaction: object,
     kinds: Mapping[str, ToolKind] | None = None,
     trusted: Iterable[str] = (),
 ) -> Turn[AgentResult]:

@@ -73,7 +73,7 @@ _MODES: list[StreamMode] = ["messages", "updates", "values"]
 Graph = Pregel[Any, Any, Any, Any]
 
 
-def run(agent: Graph, input: Any, *, interaction: object = None, **options: Any) -> AgentResult:
+def run(agent: Graph, input: Any, *, interaction: object, **options: Any) -> AgentResult:
     """Run ``agent`` on ``input`` (a prompt, a message list, a state or a ``Command``) and wait.
 
     A kernel interrupt cancels the run and propagates; a failed run raises
@@ -82,16 +82,12 @@ def run(agent: Graph, input: Any, *, interaction: object = None, **options: Any)
     return start(agent, input, interaction=interaction, **options).result()
 
 
-async def arun(
-    agent: Graph, input: Any, *, interaction: object = None, **options: Any
-) -> AgentResult:
+async def arun(agent: Graph, input: Any, *, interaction: object, **options: Any) -> AgentResult:
     """Run ``agent`` in its own thread and await it (for async cells)."""
     return await start(agent, input, interaction=interaction, **options)
 
 
-def start(
-    agent: Graph, input: Any, *, interaction: object = None, **options: Any
-) -> Turn[AgentResult]:
+def start(agent: Graph, input: Any, *, interaction: object, **options: Any) -> Turn[AgentResult]:
     """Start ``agent`` in a thread of its own and return the turn's handle at once."""
     session = Session(interaction)
     result = session.result
@@ -128,7 +124,7 @@ def start(
     return session.turn(_prompt_of(input), main)
 
 
-def middleware(interaction: object = None) -> MeadMiddleware:
+def middleware(interaction: object) -> MeadMiddleware:
     """The ``AgentMiddleware`` that asks ``interaction`` around every tool call (your own loop)."""
     return MeadMiddleware(interaction)
 

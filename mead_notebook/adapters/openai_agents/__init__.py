@@ -83,9 +83,7 @@ CONNECT_TIMEOUT = 30.0
 """How long connecting one MCP server the run connects itself may take (seconds)."""
 
 
-def run(
-    agent: Agent[Any], input: Any, *, interaction: object = None, **options: Any
-) -> AgentResult:
+def run(agent: Agent[Any], input: Any, *, interaction: object, **options: Any) -> AgentResult:
     """Run ``agent`` on ``input`` (a prompt or input items) and wait for it.
 
     A kernel interrupt cancels the run and propagates; a failed run raises
@@ -95,7 +93,7 @@ def run(
 
 
 async def arun(
-    agent: Agent[Any], input: Any, *, interaction: object = None, **options: Any
+    agent: Agent[Any], input: Any, *, interaction: object, **options: Any
 ) -> AgentResult:
     """Run ``agent`` in its own thread and await it (for async cells)."""
     return await start(agent, input, interaction=interaction, **options)
@@ -105,7 +103,7 @@ def start(
     agent: Agent[Any],
     input: Any,
     *,
-    interaction: object = None,
+    interaction: object,
     kinds: Mapping[str, ToolKind] | None = None,
     trusted: Iterable[str] = (),
     **options: Any,

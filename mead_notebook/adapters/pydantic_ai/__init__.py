@@ -56,7 +56,7 @@ __all__ = [
 
 
 def run(
-    agent: Agent[Any, Any], input: Any = None, *, interaction: object = None, **options: Any
+    agent: Agent[Any, Any], input: Any = None, *, interaction: object, **options: Any
 ) -> AgentResult:
     """Run ``agent`` on ``input`` (a prompt, or pydantic-ai user content) and wait for it.
 
@@ -68,14 +68,14 @@ def run(
 
 
 async def arun(
-    agent: Agent[Any, Any], input: Any = None, *, interaction: object = None, **options: Any
+    agent: Agent[Any, Any], input: Any = None, *, interaction: object, **options: Any
 ) -> AgentResult:
     """Run ``agent`` in its own thread and await it (for async cells)."""
     return await start(agent, input, interaction=interaction, **options)
 
 
 def start(
-    agent: Agent[Any, Any], input: Any = None, *, interaction: object = None, **options: Any
+    agent: Agent[Any, Any], input: Any = None, *, interaction: object, **options: Any
 ) -> Turn[AgentResult]:
     """Start ``agent`` in a thread of its own and return the turn's handle at once."""
     session = Session(interaction)
@@ -100,7 +100,7 @@ def start(
     return session.turn(input if isinstance(input, str) else "", main)
 
 
-def capability(interaction: object = None) -> MeadCapability:
+def capability(interaction: object) -> MeadCapability:
     """The capability that asks ``interaction`` around every tool call of a run of your own.
 
     Each run is one turn of the interaction. In a notebook, await the run in an
