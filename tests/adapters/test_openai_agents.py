@@ -414,3 +414,47 @@ def test_a_refusal_ends_the_turn_refusal() -> None:
     result = openai_agents.run(Agent("helper", model=model), "go", interaction=rec)
     assert result.stop_reason == "refusal"
     assert person.hooks[-1] == ("turn_ended", ("refusal", None))
+
+
+# -- a tool's own timeout counts its run, not the person's think time ---------------------
+
+
+class Slowly(Person):
+    """A person who takes ``think`` seconds before allowing each call."""
+
+    def __init__(self, think: float) -> None:
+        super().__init__()
+        self.think = think
+
+    def request_permission(self, context: Any, request: Any) -> Any:
+        time.sleep(self.think)
+        return super().request_permission(context, request)
+
+
+@function_tool(timeout=0.5)
+async def quick(seconds: float) -> str:
+    """Takes ``seconds``."""
+    await asyncio.sleep(seconds)
+    return "quick done"
+
+
+def test_a_tools_timeout_counts_its_run_not_the_persons_think_time() -> None:
+    rec, _ = recorded(Slowly(think=1.2))
+    script = [
+        [ToolCall("quick", {"seconds": 0.01}, "q1")],
+        [ToolCall("quick", {"seconds": 0.01}, "q2")],
+        ["Done."],
+    ]
+    result = openai_agents.run(agent(script, tools=[quick]), "go", interaction=rec)
+    assert steps(rec) == {"q1": ALLOWED, "q2": ALLOWED}
+    assert told(result) == {"q1": "quick done", "q2": "quick done"}
+
+
+def test_a_tool_that_runs_past_its_timeout_ends_timeout_as_the_sdk_tells_it() -> None:
+    rec, _ = recorded()
+    script = [[ToolCall("quick", {"seconds": 5}, "q1")], ["Done."]]
+    result = openai_agents.run(agent(script, tools=[quick]), "go", interaction=rec)
+    [record] = result.calls
+    assert (record.status, record.outcome) == ("failed", "timeout")
+    assert told(result)["q1"] == "Tool 'quick' timed out after 0.5 seconds."
+    assert record.error == told(result)["q1"]

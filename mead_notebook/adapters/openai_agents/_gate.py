@@ -5,18 +5,24 @@ from __future__ import annotations
 import asyncio
 import copy
 import dataclasses
+import inspect
 import json
 import types
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from agents import Agent, FunctionTool, Handoff, RunContextWrapper
-from agents.tool import resolve_function_tool_failure_error_function
+from agents.exceptions import ToolTimeoutError
+from agents.tool import (
+    default_tool_timeout_error_message,
+    resolve_function_tool_failure_error_function,
+)
 from agents.tool_context import ToolContext
 
 from mead_notebook.interaction import ToolKind, class_of
 from mead_notebook.tools.base import result_text as as_text
 from mead_notebook.tools.trust import kind_from_hints
+from mead_notebook.turn import CallRecord
 
 from .._schema import check, parse
 from ..base import ASK_USER_MARK, CallCancelled, Session, failure
@@ -118,6 +124,9 @@ class Gate:
             return await self._invoke(tool, server, inner, ctx, raw)
 
         gated.on_invoke_tool = invoke
+        # The tool's own timeout counts its run, not the person's think time: the gate
+        # applies it once the call is allowed (see _run), not the SDK around the asking.
+        gated.timeout_seconds = None
         return gated
 
     async def _invoke(
@@ -151,10 +160,19 @@ class Gate:
                 )
                 return message
             raw = json.dumps(approved)
+        limit = tool.timeout_seconds
         try:
-            value = await session.execute(record, lambda: inner(ctx, raw))
+            value = await session.execute(
+                record,
+                lambda: (
+                    inner(ctx, raw) if limit is None else asyncio.wait_for(inner(ctx, raw), limit)
+                ),
+                passthrough=(asyncio.TimeoutError,),
+            )
         except CallCancelled as cancelled:
             return cancelled.message
+        except asyncio.TimeoutError as exc:
+            return await self._timed_out(tool, record, ctx, limit or 0.0, exc)
         driver = session.driver
         error = self._errors.pop(call_id, None)
         if error is not None:
@@ -162,6 +180,26 @@ class Gate:
         else:
             await session.call(driver.complete, record, as_text(_shown(value)))
         return value
+
+    async def _timed_out(
+        self,
+        tool: FunctionTool,
+        record: CallRecord,
+        ctx: ToolContext[Any],
+        limit: float,
+        exc: BaseException,
+    ) -> Any:
+        """The call ran past the tool's ``timeout_seconds``: ``timeout``, then the SDK's way
+        of telling it (an error result, its formatter, or ``ToolTimeoutError``)."""
+        message = default_tool_timeout_error_message(tool_name=tool.name, timeout_seconds=limit)
+        await self.session.call(self.session.driver.fail, record, "timeout", message)
+        error = ToolTimeoutError(tool_name=tool.name, timeout_seconds=limit)
+        if tool.timeout_behavior == "raise_exception":
+            raise error from exc
+        if tool.timeout_error_function is None:
+            return message
+        told = tool.timeout_error_function(ctx, error)
+        return await told if inspect.isawaitable(told) else told
 
     def kind_of(self, tool: FunctionTool) -> ToolKind:
         """What ``tool`` does: ``kinds`` by its name, else its MCP annotations as far as trusted."""
