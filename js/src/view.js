@@ -7,6 +7,7 @@
 import { CardView } from "./card.js";
 import { PLAN_GLYPH, PROTOCOL_VERSION, STOP_REASON, TURN_STATUS } from "./constants.gen.js";
 import { Ticker } from "./countdown.js";
+import { capture, join, leave, restore } from "./drafts.js";
 import { cancelFrame, h, isTextField, requestFrame, setAttr, setShown, setText } from "./dom.js";
 import { Whoami, answeredFor, pageId } from "./identity.js";
 import { MarkdownView } from "./markdown.js";
@@ -114,6 +115,21 @@ export class TurnView {
     this.onChange = () => this.schedule();
     for (const name of TRAITS) model.on(`change:${name}`, this.onChange);
     this.render();
+    // What was typed in a view of this widget that was redrawn comes back here (drafts.js),
+    // unless the person has typed here already.
+    this.typed = false;
+    /** @type {import("./drafts.js").Draft | null} */
+    this.draft = null;
+    /** @param {Event} event */
+    const typing = (event) => {
+      if (event.isTrusted) this.typed = true;
+    };
+    this.root.addEventListener("input", typing);
+    this.root.addEventListener("change", typing);
+    this.key = widgetKey(model);
+    const joined = join(this.key, (draft) => this.adopt(draft));
+    this.leaveDrafts = joined.leave;
+    if (joined.left) this.adopt(joined.left);
     // Who decided reads differently once the page knows its user ("by you").
     void whoami.ready.then(() => {
       if (this.disposed) return;
@@ -303,8 +319,35 @@ export class TurnView {
     question.focus();
   }
 
+  /**
+   * The open questions' ids, by card id.
+   * @returns {Map<string, string>}
+   */
+  openQuestions() {
+    const state = readState(this.model);
+    /** @type {Map<string, string>} */
+    const open = new Map();
+    for (const id of state.ids) {
+      const question = state.calls[id]?.question;
+      if (question && question.answer == null && typeof question.id === "string") open.set(id, question.id);
+    }
+    return open;
+  }
+
+  /**
+   * Take what a redrawn view of this widget left: typed text, ticked options, the focus.
+   * @param {import("./drafts.js").Draft} draft
+   */
+  adopt(draft) {
+    if (this.disposed || this.typed) return;
+    const focused = restore(this.root, this.openQuestions(), draft);
+    if (focused !== null) this.focused.add(focused); // it is not taken again when it shows
+  }
+
   dispose() {
     if (!this.disposed) {
+      this.leaveDrafts();
+      this.draft = capture(this.root, this.openQuestions());
       try {
         this.model.send({ type: "gone" });
       } catch {
@@ -322,6 +365,8 @@ export class TurnView {
     if (this.copyTimer !== null) clearTimeout(this.copyTimer);
     this.ticker.dispose();
     this.root.remove();
+    leave(this.key, this.draft ?? null); // once gone: a view drawn already may take the focus
+    this.draft = null;
   }
 }
 
