@@ -5,7 +5,9 @@ decided (who decided: ``person``, ``policy``, ``rule``, ``timeout``,
 ``fallback`` when nobody was there, ``kernel``, or ``agent`` for a call the
 agent ran under its own rules without asking; with the arguments as asked and
 as approved, and what the call said it would do: its ``tool_kind``,
-``content`` blocks and ``locations``) and one when the call ends (its status and outcome).
+``content`` blocks and ``locations`` as its card showed them, and whether that
+card showed ``invisible`` or bidirectional characters or was ``incomplete``) and
+one when the call ends (its status and outcome). Text is kept exactly as it came.
 A person's decision also records ``username`` and ``display_name``, the user the
 answering view *claimed* (the Jupyter server's identity of that page, or the
 kernel connection's user name in VS Code), and ``page``, a random id of that
@@ -47,6 +49,8 @@ FIELDS = (
     "arguments",
     "content",
     "locations",
+    "invisible",
+    "incomplete",
     "approved_arguments",
     "prompt",
     "asked_at",

@@ -32,11 +32,11 @@ HEADER = (
 )
 
 
-def _import() -> tuple[Any, Any, Any, Any]:
+def _import() -> tuple[Any, Any, Any, Any, Any]:
     sys.path.insert(0, str(ROOT))
     try:
         from mead_notebook import interaction
-        from mead_notebook.notebook import labels, protocol, synced
+        from mead_notebook.notebook import labels, protocol, reveal, synced
     except ImportError as exc:
         venv = ROOT / ".venv"
         if (venv / "bin" / "python").exists() and Path(sys.prefix).resolve() != venv.resolve():
@@ -46,10 +46,10 @@ def _import() -> tuple[Any, Any, Any, Any]:
             print(f"gen_protocol: kept the committed files ({exc})", file=sys.stderr)
             raise SystemExit(0) from exc
         raise
-    return interaction, protocol, labels, synced
+    return interaction, protocol, labels, synced, reveal
 
 
-interaction, protocol, labels, synced = _import()
+interaction, protocol, labels, synced, reveal = _import()
 
 NAMED: list[tuple[str, Any]] = [
     ("CallStatus", interaction.Status),
@@ -66,6 +66,12 @@ NAMED: list[tuple[str, Any]] = [
     ("ContentBlock", interaction.ContentBlock),
     ("Location", interaction.Location),
     ("PlanEntry", interaction.PlanEntry),
+    ("DiffSign", protocol.DiffSign),
+    ("DiffRow", protocol.DiffRow),
+    ("CardText", protocol.CardText),
+    ("CardDiff", protocol.CardDiff),
+    ("CardTerminal", protocol.CardTerminal),
+    ("CardBlock", protocol.CardBlock),
     ("Settlement", protocol.Settlement),
     ("ScopeOffer", protocol.ScopeOffer),
     ("ChoiceOption", protocol.ChoiceOption),
@@ -123,6 +129,10 @@ CONSTANTS = [
     ("MAX_OPTIONS", protocol.MAX_OPTIONS, "number"),
     ("MAX_ARGUMENTS", protocol.MAX_ARGUMENTS, "number"),
     ("MAX_NAME", protocol.MAX_NAME, "number"),
+    ("MAX_DIFF_ROWS", protocol.MAX_DIFF_ROWS, "number"),
+    ("MAX_ROW_TEXT", protocol.MAX_ROW_TEXT, "number"),
+    ("INVISIBLE_FILLERS", [list(r) for r in reveal.FILLERS], "readonly (readonly number[])[]"),
+    ("NEWLINE_MARK", reveal.NEWLINE, "string"),
     ("READ_KINDS", sorted(interaction.READ_KINDS), "readonly string[]"),
     ("DESTRUCTIVE_KINDS", sorted(interaction.DESTRUCTIVE_KINDS), "readonly string[]"),
     ("OUTCOME_LABEL", labels.OUTCOME_LABEL, "Readonly<Record<string, string>>"),
@@ -142,6 +152,12 @@ CONSTANTS = [
     ("PLAN_GLYPH", labels.PLAN_GLYPH, "Readonly<Record<string, string>>"),
     ("AGENT_DECIDED", labels.AGENT_DECIDED, "string"),
     ("NOT_EDITABLE", labels.NOT_EDITABLE, "string"),
+    ("INVISIBLE_WARNING", labels.INVISIBLE_WARNING, "string"),
+    ("INCOMPLETE_WARNING", labels.INCOMPLETE_WARNING, "string"),
+    ("NOT_SHOWN", labels.NOT_SHOWN, "string"),
+    ("UNSHOWN_ONE", labels.UNSHOWN_ONE, "Readonly<Record<string, string>>"),
+    ("UNSHOWN_MANY", labels.UNSHOWN_MANY, "Readonly<Record<string, string>>"),
+    ("NO_NEWLINE", labels.NO_NEWLINE, "string"),
 ]
 
 

@@ -3,9 +3,11 @@
 // with the reason, before anything is sent; the tool's schema is checked by the
 // kernel, which refuses arguments that break it. When the call's arguments
 // change while the question is open, the editor follows them, unless the
-// person is editing: then their text stays, marked stale.
+// person is editing: then their text stays, marked stale. An invisible or
+// bidirectional character shows as its JSON escape (`\u2067`), never as itself.
 
 import { h, prettyJson, setShown, setText } from "./dom.js";
+import { escapeInJson } from "./reveal.js";
 import { isObject } from "./state.js";
 
 /** @typedef {import("./model").ViewContext} ViewContext */
@@ -61,7 +63,7 @@ export class ArgumentsEditor {
    */
   constructor(ctx, original) {
     this.original = original ?? {};
-    this.initial = prettyJson(this.original);
+    this.initial = escapeInJson(prettyJson(this.original));
     const id = ctx.uid();
     this.summary = h("summary", { text: "Edit arguments" });
     this.input = h("textarea", {
@@ -101,7 +103,7 @@ export class ArgumentsEditor {
     const focused = this.input.isConnected && this.input.ownerDocument.activeElement === this.input;
     const editing = focused || this.input.value !== this.initial;
     this.original = value;
-    this.initial = prettyJson(value);
+    this.initial = escapeInJson(prettyJson(value));
     if (!editing) this.input.value = this.initial;
     this.markStale(editing && this.input.value !== this.initial);
     this.showSummary();

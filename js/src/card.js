@@ -3,12 +3,15 @@
 // A finished card collapses to one line (tool, arguments, outcome) and opens on
 // click; a running card, or one waiting for an answer, is always open. A card
 // whose question is a choice (`ask_user`) reads as a question, not as a tool.
+// What the agent wrote shows with its invisible characters marked (reveal.js),
+// and the kernel's warnings (invisible characters, parts not shown) come first.
 
 import { CLASS_HINT, KIND_HINT } from "./constants.gen.js";
 import { contentEl } from "./content.js";
 import { h, prettyJson, setAttr, setShown, setText } from "./dom.js";
-import { OUTCOME_LABEL, badgeKind, lookup } from "./labels.js";
+import { OUTCOME_LABEL, badgeKind, lookup, warnings } from "./labels.js";
 import { buildQuestion, cssToken, questionKey, validOptions } from "./question.js";
+import { revealNodes, revealText, setRevealed } from "./reveal.js";
 import { isObject, stringOr } from "./state.js";
 import { decisionText, isChoice, isFinished, oneLineJson, pickedIds, statusLabel } from "./transcript.js";
 
@@ -63,6 +66,7 @@ export class CardView {
     this.collapsible = false;
     this.optionsKey = "";
     this.contentKey = "";
+    this.warningsKey = "";
 
     const titleId = ctx.uid();
     const bodyId = ctx.uid();
@@ -90,10 +94,12 @@ export class CardView {
     this.details = h("details", { class: "mead-details" }, [h("summary", { text: "Arguments" }), this.argsPre]);
     this.result = h("p", { class: "mead-result" });
     this.error = h("p", { class: "mead-error" });
+    this.warnings = h("div", { class: "mead-warnings", hidden: true });
     this.contentSlot = h("div", { class: "mead-content-slot", hidden: true });
     this.questionSlot = h("div", { class: "mead-question-slot" });
     this.options = h("ul", { class: "mead-choice-options", "aria-label": "Options" });
     this.body = h("div", { class: "mead-card-body", id: bodyId }, [
+      this.warnings,
       this.contentSlot,
       this.questionSlot,
       this.options,
@@ -184,9 +190,9 @@ export class CardView {
     setAttr(this.el, "data-kind", choice ? "question" : "call");
     setAttr(this.el, "data-tool", tool || null);
     setAttr(this.el, "class", `mead-card mead-state-${cssToken(state)}${choice ? " mead-card-question" : ""}`);
-    setText(this.title, title);
+    setRevealed(this.title, title, true);
     // A question names no tool, server or arguments: they are the question itself.
-    setText(this.where, choice ? "" : server ? `${tool} · ${server}` : tool);
+    setRevealed(this.where, choice ? "" : server ? `${tool} · ${server}` : tool, true);
     setShown(this.where, !choice);
     const kind = badgeKind(card);
     setText(this.badge, choice ? "" : kind || toolClass);
@@ -195,23 +201,23 @@ export class CardView {
     setAttr(this.badge, "title", hint ? hint.charAt(0).toUpperCase() + hint.slice(1) : null);
     setShown(this.badge, !choice);
     setText(this.status, label);
-    setAttr(this.toggle, "aria-label", `Details of ${choice ? "the question" : title}`);
+    setAttr(this.toggle, "aria-label", `Details of ${choice ? "the question" : revealText(title, true)}`);
 
     const oneLine = choice ? prompt : oneLineJson(card.arguments);
-    setText(this.oneLine, oneLine.length > ONE_LINE_MAX ? `${oneLine.slice(0, ONE_LINE_MAX - 1)}…` : oneLine);
+    setRevealed(this.oneLine, oneLine.length > ONE_LINE_MAX ? `${oneLine.slice(0, ONE_LINE_MAX - 1)}…` : oneLine, true);
     const decision = decisionText(card, this.ctx.viewer);
-    setText(this.decision, decision && decision !== label ? aside(decision) : "");
+    setRevealed(this.decision, decision && decision !== label ? aside(decision) : "", true);
 
     const inProgress = card.status === "in_progress";
     const step = typeof card.current_step === "string" ? card.current_step : "";
-    if (!(this.cancelSent && inProgress)) setText(this.step, step);
+    if (!(this.cancelSent && inProgress)) setRevealed(this.step, step, true);
     setShown(this.step, this.step.textContent !== "");
 
     const fraction = typeof card.progress === "number" && Number.isFinite(card.progress)
       ? Math.min(1, Math.max(0, card.progress))
       : null;
     setShown(this.progressRow, inProgress || (fraction !== null && card.status === "pending"));
-    setAttr(this.progress, "aria-label", `Progress of ${title}`);
+    setAttr(this.progress, "aria-label", `Progress of ${revealText(title, true)}`);
     if (fraction === null) {
       if (this.progress.hasAttribute("value")) this.progress.removeAttribute("value");
       setText(this.percent, "");
@@ -223,16 +229,17 @@ export class CardView {
     setShown(this.cancel, card.cancellable === true && inProgress);
     this.cancel.disabled = this.cancelSent;
 
-    setText(this.argsPre, choice ? "" : prettyJson(card.arguments ?? {}));
+    setRevealed(this.argsPre, choice ? "" : prettyJson(card.arguments ?? {}));
     setShown(this.details, !choice);
 
     const result = typeof card.result === "string" ? card.result : card.result == null ? "" : prettyJson(card.result);
-    setText(this.result, result && !choice ? `Result: ${result}` : "");
+    setRevealed(this.result, result && !choice ? `Result: ${result}` : "");
     setShown(this.result, result !== "" && !choice);
     const error = typeof card.error === "string" ? card.error : card.error == null ? "" : prettyJson(card.error);
-    setText(this.error, error ? `Error: ${error}` : "");
+    setRevealed(this.error, error ? `Error: ${error}` : "");
     setShown(this.error, error !== "" && !(choice && card.outcome === "no_answer"));
 
+    this.updateWarnings(card);
     this.updateContent(card);
     this.updateQuestion(card);
     this.updateOptions(choice && question !== null && decision !== "" ? question : null);
@@ -244,17 +251,33 @@ export class CardView {
   }
 
   /**
-   * What the call will do (diffs, commands, text, locations); rebuilt only when it changed,
-   * so an unfolded diff stays unfolded.
+   * The kernel's warnings: invisible or bidirectional characters, a card that does not
+   * show all the call will do.
+   * @param {Card} card
+   */
+  updateWarnings(card) {
+    const said = warnings(card);
+    const key = said.join("\n");
+    if (key === this.warningsKey) return;
+    this.warningsKey = key;
+    this.warnings.replaceChildren(...said.map((text) => h("p", { class: "mead-warning", role: "note", text })));
+    setShown(this.warnings, said.length > 0);
+  }
+
+  /**
+   * What the call will do (diffs, commands, text, locations) and what of it is not
+   * shown; rebuilt only when it changed, so an unfolded diff stays unfolded.
    * @param {Card} card
    */
   updateContent(card) {
     const content = Array.isArray(card.content) ? card.content : [];
     const locations = Array.isArray(card.locations) ? card.locations : [];
-    const key = content.length || locations.length ? JSON.stringify([content, locations]) : "";
+    const hidden = { blocks: card.blocks_hidden, locations: card.locations_hidden };
+    const some = content.length || locations.length || hidden.blocks || hidden.locations;
+    const key = some ? JSON.stringify([content, locations, hidden]) : "";
     if (key === this.contentKey) return;
     this.contentKey = key;
-    const el = key ? contentEl(content, locations) : null;
+    const el = key ? contentEl(content, locations, hidden) : null;
     this.contentSlot.replaceChildren(...(el ? [el] : []));
     setShown(this.contentSlot, el !== null);
   }
@@ -296,7 +319,7 @@ export class CardView {
         ...options.map((option) =>
           h("li", { class: picked.has(option.id) ? "mead-picked" : "" }, [
             h("span", { class: "mead-mark", "aria-hidden": "true", text: picked.has(option.id) ? "✓" : "" }),
-            picked.has(option.id) ? h("strong", { text: option.label }) : option.label,
+            picked.has(option.id) ? h("strong", {}, revealNodes(option.label, true)) : h("span", {}, revealNodes(option.label, true)),
             picked.has(option.id) ? h("span", { class: "mead-visually-hidden", text: " (picked)" }) : null,
           ]),
         ),

@@ -6,6 +6,7 @@ import { MAX_TEXT } from "./constants.gen.js";
 import { countdownFor, focusElement, questionSection, setDisabled, validOptions } from "./controls.js";
 import { h, setShown, setText } from "./dom.js";
 import { listenForShortcuts } from "./keys.js";
+import { revealNodes } from "./reveal.js";
 
 /** @typedef {import("./model").AnswerMessage} AnswerMessage */
 /** @typedef {import("./model").Question} Question */
@@ -33,10 +34,10 @@ export function buildChoice(ctx, question) {
     const id = ctx.uid();
     const input = h("input", { type: multiple ? "checkbox" : "radio", id, name, value: option.id });
     const digit = keyboard && i < 9 ? h("span", { class: "mead-key", "aria-hidden": "true", text: String(i + 1) }) : null;
-    return { input, row: h("div", { class: "mead-option" }, [digit, input, h("label", { for: id, text: option.label })]) };
+    return { input, row: h("div", { class: "mead-option" }, [digit, input, h("label", { for: id }, revealNodes(option.label, true))]) };
   });
   const fieldset = h("fieldset", { class: "mead-options" }, [
-    h("legend", { class: "mead-question-prompt", text: legendText }),
+    h("legend", { class: "mead-question-prompt" }, revealNodes(legendText)),
     ...inputs.map((r) => r.row),
   ]);
   if (inputs.length === 0) fieldset.append(h("p", { text: "No options were given." }));

@@ -2,7 +2,7 @@
 // The protocol's version, limits and words, shared with the kernel.
 
 /** @type {number} */
-export const PROTOCOL_VERSION = 4;
+export const PROTOCOL_VERSION = 5;
 /** @type {number} */
 export const MAX_NOTE = 500;
 /** @type {number} */
@@ -15,6 +15,47 @@ export const MAX_OPTIONS = 50;
 export const MAX_ARGUMENTS = 100000;
 /** @type {number} */
 export const MAX_NAME = 100;
+/** @type {number} */
+export const MAX_DIFF_ROWS = 500;
+/** @type {number} */
+export const MAX_ROW_TEXT = 500;
+/** @type {readonly (readonly number[])[]} */
+export const INVISIBLE_FILLERS = Object.freeze([
+  [
+    847,
+    847
+  ],
+  [
+    4447,
+    4448
+  ],
+  [
+    6068,
+    6069
+  ],
+  [
+    6155,
+    6157
+  ],
+  [
+    6159,
+    6159
+  ],
+  [
+    12644,
+    12644
+  ],
+  [
+    65440,
+    65440
+  ],
+  [
+    917760,
+    917999
+  ]
+]);
+/** @type {string} */
+export const NEWLINE_MARK = "⏎";
 /** @type {readonly string[]} */
 export const READ_KINDS = Object.freeze([
   "read",
@@ -127,3 +168,25 @@ export const PLAN_GLYPH = Object.freeze({
 export const AGENT_DECIDED = "Allowed by the agent (its own rules; nobody here was asked)";
 /** @type {string} */
 export const NOT_EDITABLE = "This agent takes only Allow or Deny: no edited arguments, no reason sent back.";
+/** @type {string} */
+export const INVISIBLE_WARNING = "This call contains invisible or bidirectional characters, shown as ⟨U+…⟩: what you read may not be what runs.";
+/** @type {string} */
+export const INCOMPLETE_WARNING = "This card does not show all of what the call will do: what is left out is said below.";
+/** @type {string} */
+export const NOT_SHOWN = "{n} more {what} not shown";
+/** @type {Readonly<Record<string, string>>} */
+export const UNSHOWN_ONE = Object.freeze({
+  "line": "changed line",
+  "character": "character",
+  "block": "block",
+  "location": "location"
+});
+/** @type {Readonly<Record<string, string>>} */
+export const UNSHOWN_MANY = Object.freeze({
+  "line": "changed lines",
+  "character": "characters",
+  "block": "blocks",
+  "location": "locations"
+});
+/** @type {string} */
+export const NO_NEWLINE = "No newline at end of file";

@@ -1,7 +1,8 @@
 // Keyboard answers to a focused question: Enter allows (or submits a choice),
 // Escape denies, 1-9 pick a choice's options. Keys typed into a field are text,
 // never answers; and Enter never allows a call whose kind may change or destroy
-// something (the kernel's DESTRUCTIVE_KINDS).
+// something (the kernel's DESTRUCTIVE_KINDS), nor one whose card hides part of
+// what it will do or shows invisible or bidirectional characters.
 
 import { DESTRUCTIVE_KINDS, READ_KINDS } from "./constants.gen.js";
 import { isTextField } from "./dom.js";
@@ -12,8 +13,10 @@ const DESTRUCTIVE = new Set(DESTRUCTIVE_KINDS);
 const READING = new Set(READ_KINDS);
 
 /**
- * Whether Enter may allow this card's call. Never for a call of a destructive
- * kind (edit, delete, move, execute); always for one of a reading kind (read,
+ * Whether Enter may allow this card's call. Never for a card the kernel marks
+ * `incomplete` (it does not show all the call will do) or `invisible` (it shows
+ * invisible or bidirectional characters), nor for a call of a destructive kind
+ * (edit, delete, move, execute); always for one of a reading kind (read,
  * search, think; a fetch reaches the network, so it is not one). A call whose kind says nothing more (`other`, or none)
  * falls back to its class: a `read` call, yes; an `effect` call, or one whose
  * class is not given, may change anything, so no.
@@ -21,6 +24,7 @@ const READING = new Set(READ_KINDS);
  * @returns {boolean}
  */
 export function enterAllows(card) {
+  if (card.incomplete === true || card.invisible === true) return false;
   const kind = typeof card.kind === "string" ? card.kind : "";
   if (DESTRUCTIVE.has(kind) || kind === "fetch") return false;
   if (READING.has(kind)) return true;

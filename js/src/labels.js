@@ -1,5 +1,6 @@
 // The words a view uses for outcomes, decisions, who decided, "Allow always"
-// scopes and rules, and the sentence that sums up a settled question. The tables
+// scopes and rules, the sentence that sums up a settled question, and what a
+// card warns of and leaves out. The tables
 // themselves come from the kernel's `notebook/labels.py` (constants.gen.js).
 
 import {
@@ -7,11 +8,16 @@ import {
   BY_NAME,
   BY_OTHER_VIEW,
   DECISION_LABEL,
+  INCOMPLETE_WARNING,
+  INVISIBLE_WARNING,
   KIND_HINT,
+  NOT_SHOWN,
   OUTCOME_LABEL,
   TOO_LATE,
   TOO_LATE_SETTLED,
   UNMADE,
+  UNSHOWN_MANY,
+  UNSHOWN_ONE,
   VERDICT_DONE,
 } from "./constants.gen.js";
 import { cleanName } from "./identity.js";
@@ -187,3 +193,62 @@ export function badgeKind(card) {
   return lookup(KIND_HINT, kind) && kind !== "other" ? kind : "";
 }
 
+/**
+ * What is left out, said: "312 more changed lines not shown".
+ * @param {number} n
+ * @param {"line" | "character" | "block" | "location"} what
+ * @returns {string}
+ */
+export function notShown(n, what) {
+  const noun = lookup(n === 1 ? UNSHOWN_ONE : UNSHOWN_MANY, what);
+  return NOT_SHOWN.replace("{n}", n.toLocaleString("en-US")).replace("{what}", noun);
+}
+
+/**
+ * What a content block does not show, as sentences: the changed lines of a diff
+ * not among its rows, and the characters cut.
+ * @param {{type?: unknown, hidden?: unknown, cut?: unknown}} block
+ * @returns {string[]}
+ */
+export function leftOut(block) {
+  /** @type {string[]} */
+  const said = [];
+  if (block.type === "diff" && positive(block.hidden)) said.push(notShown(Number(block.hidden), "line"));
+  if (positive(block.cut)) said.push(notShown(Number(block.cut), "character"));
+  return said;
+}
+
+/**
+ * The blocks and locations a card does not show, as sentences.
+ * @param {{blocks_hidden?: unknown, locations_hidden?: unknown}} card
+ * @returns {string[]}
+ */
+export function cardLeftOut(card) {
+  /** @type {string[]} */
+  const said = [];
+  if (positive(card.blocks_hidden)) said.push(notShown(Number(card.blocks_hidden), "block"));
+  if (positive(card.locations_hidden)) said.push(notShown(Number(card.locations_hidden), "location"));
+  return said;
+}
+
+/**
+ * What a card says before anything else, from the kernel's flags: invisible or
+ * bidirectional characters, and a card that does not show all the call will do.
+ * @param {Partial<Card>} card
+ * @returns {string[]}
+ */
+export function warnings(card) {
+  /** @type {string[]} */
+  const said = [];
+  if (card.invisible === true) said.push(INVISIBLE_WARNING);
+  if (card.incomplete === true) said.push(INCOMPLETE_WARNING);
+  return said;
+}
+
+/**
+ * @param {unknown} value
+ * @returns {boolean}
+ */
+function positive(value) {
+  return typeof value === "number" && Number.isSafeInteger(value) && value > 0;
+}

@@ -56,6 +56,48 @@ export interface PlanEntry {
   priority?: "high" | "medium" | "low";
 }
 
+export type DiffSign = " " | "-" | "+" | "@" | "\\";
+
+/** One row of a unified diff, as the kernel computed it from the whole texts. */
+export interface DiffRow {
+  sign: DiffSign;
+  old: number | null;
+  new: number | null;
+  text: string;
+  cut: number;
+}
+
+/** Text that says what a call will do; ``cut``: characters not shown. */
+export interface CardText {
+  type: "text";
+  text: string;
+  cut: number;
+}
+
+/** A change to one file, as a card shows it. */
+export interface CardDiff {
+  type: "diff";
+  path: string;
+  new_file: boolean;
+  rows: DiffRow[];
+  added: number;
+  removed: number;
+  hidden: number;
+  cut: number;
+}
+
+/** A shell command, where it runs, and once it ran its output and exit code. */
+export interface CardTerminal {
+  type: "terminal";
+  command: string;
+  cwd: string | null;
+  output: string | null;
+  exit_code: number | null;
+  cut: number;
+}
+
+export type CardBlock = CardText | CardDiff | CardTerminal;
+
 /** How a question was settled. */
 export interface Settlement {
   decision: Verdict;
@@ -118,9 +160,13 @@ export interface Card {
   approved_arguments: Record<string, unknown> | null;
   text_offset: number;
   kind: ToolKind | null;
-  content: ContentBlock[];
+  content: CardBlock[];
   locations: Location[];
   decided_by: DecidedBy | null;
+  blocks_hidden: number;
+  locations_hidden: number;
+  incomplete: boolean;
+  invisible: boolean;
 }
 
 /** Kernel to frontend: the text from UTF-16 offset ``start`` on is ``delta``. */

@@ -5,9 +5,10 @@
 import { sameValue } from "./arguments-editor.js";
 import { buildChoice } from "./choice.js";
 import { cssToken, questionSection, validOptions } from "./controls.js";
-import { h, prettyJson, setText } from "./dom.js";
+import { h, prettyJson } from "./dom.js";
 import { describeAnswer, lateNotice } from "./labels.js";
 import { buildPermission } from "./permission.js";
+import { revealNodes, setRevealed } from "./reveal.js";
 import { isObject } from "./state.js";
 
 /** @typedef {import("./model").Card} Card */
@@ -78,7 +79,7 @@ function buildAnswered(card, question, viewer) {
     "data-by": answer && typeof answer.by === "string" ? cssToken(answer.by) : null,
   });
   if (question.kind === "choice" && typeof question.prompt === "string") {
-    el.append(h("p", { class: "mead-question-prompt", text: question.prompt }));
+    el.append(h("p", { class: "mead-question-prompt" }, revealNodes(question.prompt)));
   }
   el.append(h("p", { class: "mead-decision", text: describeAnswer(question, viewer) }));
   const late = lateNotice(question, viewer);
@@ -98,8 +99,8 @@ function buildAnswered(card, question, viewer) {
       edited.remove();
       return;
     }
-    setText(asked, prettyJson(next.arguments ?? {}));
-    setText(approved, prettyJson(args));
+    setRevealed(asked, prettyJson(next.arguments ?? {}));
+    setRevealed(approved, prettyJson(args));
     if (edited.parentNode !== el) el.append(edited);
   };
   update(card);

@@ -4,9 +4,10 @@
 // transcript of a saved notebook the same way.
 
 import { AGENT_DECIDED, STATUS_LABEL } from "./constants.gen.js";
-import { diffRows, locationText } from "./content.js";
-import { OUTCOME_LABEL, lookup } from "./labels.js";
+import { diffOf, locationText } from "./content.js";
+import { OUTCOME_LABEL, cardLeftOut, leftOut, lookup, warnings } from "./labels.js";
 import { describeAnswer, isOpen, validOptions } from "./question.js";
+import { revealText } from "./reveal.js";
 import { isObject } from "./state.js";
 
 /** @typedef {import("./model").Card} Card */
@@ -156,7 +157,9 @@ export function escapeMarkdown(text) {
 
 /**
  * The card as Markdown: one heading line (tool, server, outcome, decision), its
- * arguments, and its result or error; a question shows its prompt and options.
+ * warnings, its arguments, and its result or error; a question shows its prompt
+ * and options. Invisible characters show as `⟨U+XXXX⟩`, line breaks in names as ⏎,
+ * as in `notebook/transcript.py`.
  * @param {Card} card
  * @param {import("./model").Viewer | null} [viewer] the page that copies it
  * @returns {string}
@@ -164,48 +167,63 @@ export function escapeMarkdown(text) {
 export function cardMarkdown(card, viewer = null) {
   const label = statusLabel(card);
   const decision = decisionText(card, viewer);
-  const state = decision && decision !== label ? `${label} · ${decision}` : label;
+  const state = revealText(decision && decision !== label ? `${label} · ${decision}` : label, true);
+  const warned = warnings(card).map((w) => `**Warning:** ${escapeMarkdown(w)}`);
   /** @type {string[]} */
   const parts = [];
   if (isChoice(card)) {
     const question = /** @type {Question} */ (card.question);
-    const prompt = typeof question.prompt === "string" && question.prompt ? question.prompt : "Choose an option";
-    parts.push(`**Question:** ${escapeMarkdown(prompt)} (${escapeMarkdown(state)})`);
+    const asked = typeof question.prompt === "string" && question.prompt ? question.prompt : "Choose an option";
+    parts.push(`**Question:** ${escapeMarkdown(revealText(asked, true))} (${escapeMarkdown(state)})`, ...warned);
     const picked = pickedIds(question);
     const options = validOptions(question).map(
-      (option) => `- [${picked.has(option.id) ? "x" : " "}] ${escapeMarkdown(option.label)}`,
+      (option) => `- [${picked.has(option.id) ? "x" : " "}] ${escapeMarkdown(revealText(option.label, true))}`,
     );
     if (options.length > 0) parts.push(options.join("\n"));
     return parts.join("\n\n");
   }
-  const tool = typeof card.tool === "string" && card.tool ? card.tool : String(card.tool_call_id);
-  const server = typeof card.server === "string" && card.server ? ` on ${inlineCode(card.server)}` : "";
-  parts.push(`**Tool call** ${inlineCode(tool)}${server}: ${escapeMarkdown(state)}`);
-  parts.push(codeBlock(oneLineJson(card.arguments), "json"));
+  const tool = revealText(typeof card.tool === "string" && card.tool ? card.tool : String(card.tool_call_id), true);
+  const server = typeof card.server === "string" && card.server ? ` on ${inlineCode(revealText(card.server, true))}` : "";
+  parts.push(`**Tool call** ${inlineCode(tool)}${server}: ${escapeMarkdown(state)}`, ...warned);
+  parts.push(codeBlock(revealText(oneLineJson(card.arguments)), "json"));
   parts.push(...contentMarkdown(card));
   if (isObject(card.approved_arguments)) {
-    parts.push(`Ran with edited arguments:\n\n${codeBlock(oneLineJson(card.approved_arguments), "json")}`);
+    parts.push(`Ran with edited arguments:\n\n${codeBlock(revealText(oneLineJson(card.approved_arguments)), "json")}`);
   }
   for (const [name, value] of /** @type {const} */ ([["Result", card.result], ["Error", card.error]])) {
-    if (typeof value === "string" && value !== "") parts.push(`${name}:\n\n${codeBlock(value, "text")}`);
+    if (typeof value === "string" && value !== "") parts.push(`${name}:\n\n${codeBlock(revealText(value), "text")}`);
   }
   return parts.join("\n\n");
 }
 
 /**
- * A diff block as a unified diff (`---`/`+++` headers, hunks), as `git diff` writes one.
- * @param {import("./model").DiffBlock} block
+ * A diff block as a unified diff (`---`/`+++` headers, hunks), as `git diff` writes
+ * one, from the rows the card shows; a line cut short ends in "…".
+ * @param {Record<string, unknown>} block
  * @returns {string}
  */
 export function diffText(block) {
-  const old = block.old_text === null || block.old_text === undefined ? "/dev/null" : `a/${block.path}`;
-  const lines = [`--- ${old}`, `+++ b/${block.path}`];
-  for (const row of diffRows(block)) lines.push(row.sign === "@" ? row.text : row.sign + row.text);
+  const diff = diffOf(block);
+  const path = revealText(diff.path, true);
+  const lines = [`--- ${diff.new_file ? "/dev/null" : `a/${path}`}`, `+++ b/${path}`];
+  for (const row of diff.rows) {
+    const text = row.sign === "@" ? row.text : row.sign === "\\" ? `\\ ${row.text}` : row.sign + revealText(row.text);
+    lines.push(row.cut > 0 ? `${text}…` : text);
+  }
   return lines.join("\n");
 }
 
 /**
- * A card's content blocks and locations as Markdown paragraphs.
+ * A sentence saying what is left out, escaped as Markdown, or nothing.
+ * @param {string[]} said
+ * @returns {string[]}
+ */
+function notShownMarkdown(said) {
+  return said.length > 0 ? [escapeMarkdown(`${said.join("; ")}.`)] : [];
+}
+
+/**
+ * A card's content blocks and locations as Markdown paragraphs, and what they leave out.
  * @param {Card} card
  * @returns {string[]}
  */
@@ -215,22 +233,26 @@ export function contentMarkdown(card) {
   for (const block of Array.isArray(card.content) ? card.content : []) {
     if (!isObject(block)) continue;
     if (block.type === "text" && typeof block.text === "string") {
-      parts.push(codeBlock(block.text, "text"));
-    } else if (block.type === "diff" && typeof block.new_text === "string" && typeof block.path === "string") {
-      parts.push(`Diff of ${inlineCode(block.path)}:\n\n${codeBlock(diffText(block), "diff")}`);
+      parts.push(codeBlock(revealText(block.text), "text"), ...notShownMarkdown(leftOut(block)));
+    } else if (block.type === "diff" && typeof block.path === "string" && (Array.isArray(block.rows) || typeof block.new_text === "string")) {
+      const diff = diffOf(block);
+      const shown = diff.rows.length > 0 ? codeBlock(diffText(block), "diff") : "No change.";
+      parts.push(`Diff of ${inlineCode(revealText(block.path, true))}:\n\n${shown}`, ...notShownMarkdown(leftOut(diff)));
     } else if (block.type === "terminal" && typeof block.command === "string") {
-      const where = typeof block.cwd === "string" && block.cwd ? ` in ${inlineCode(block.cwd)}` : "";
-      parts.push(`Command${where}:\n\n${codeBlock(`$ ${block.command}`, "console")}`);
+      const where = typeof block.cwd === "string" && block.cwd ? ` in ${inlineCode(revealText(block.cwd, true))}` : "";
+      parts.push(`Command${where}:\n\n${codeBlock(`$ ${revealText(block.command)}`, "console")}`);
       const code = typeof block.exit_code === "number" ? block.exit_code : null;
       const output = typeof block.output === "string" ? block.output : "";
       if (output || code !== null) {
         const ended = code !== null ? ` (exit code ${code})` : "";
-        parts.push(`Output${ended}:\n\n${codeBlock(output, "text")}`);
+        parts.push(`Output${ended}:\n\n${codeBlock(revealText(output), "text")}`);
       }
+      parts.push(...notShownMarkdown(leftOut(block)));
     }
   }
   const places = (Array.isArray(card.locations) ? card.locations : []).map(locationText).filter((p) => p);
-  if (places.length > 0) parts.push(`Locations: ${places.map(inlineCode).join(", ")}`);
+  if (places.length > 0) parts.push(`Locations: ${places.map((p) => inlineCode(revealText(p, true))).join(", ")}`);
+  parts.push(...notShownMarkdown(cardLeftOut(card)));
   return parts;
 }
 

@@ -20,6 +20,19 @@ export const PAYLOADS = [
   `<math><mtext><table><mglyph><style><img src=x onerror="document.documentElement.dataset.meadPwned='mxss'">`,
 ];
 
+/**
+ * Invisible and bidirectional characters that make text read otherwise than it
+ * runs (Trojan Source), and zero-width characters that make two names look alike.
+ */
+export const INVISIBLE_PAYLOADS = [
+  "s = '''\u2067''' ;return",
+  'access_level = "user\u202e \u2066// Check if admin\u2069 \u2066"',
+  "rm\u200b -rf ~",
+  "read_file\u2060",
+  `<img src=x onerror="document.documentElement.dataset.meadPwned='bidi'">\u202e`,
+  "a\u2028b\u2029c\ufeff\u061c\u200e",
+];
+
 /** The flag an executed payload sets (inline handlers run in the page's own scope). */
 export function pwned() {
   return document.documentElement.dataset.meadPwned;

@@ -12,8 +12,9 @@ from typing import Any, Final, Literal
 
 from ..driver import short
 from ..interaction import Allow, Answered, DecidedBy, Deny, Picked, Policy, Request, Unanswered
+from ..schema import check
 from .protocol import AnswerMessage, ScopeOffer, Settlement, Verdict
-from .rules import Rule, check_arguments, offers_for, rule_for
+from .rules import Rule, offers_for, rule_for
 
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
@@ -122,7 +123,7 @@ def _permission(asked: Asked, message: AnswerMessage) -> Interpretation | str:
     if edited is not None and request is not None and edited == request["arguments"]:
         edited = None
     if edited is not None:
-        problem = check_arguments(asked.schema, edited)
+        problem = check(edited, asked.schema)
         if problem is not None:
             return f"the edited arguments do not fit the tool: {problem}"
     answer = make_answer("allow", "person", note, arguments=edited, rule=rule, person=message)

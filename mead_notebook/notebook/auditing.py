@@ -1,4 +1,9 @@
-"""What the widget writes to its audit log: one line per decision, one per ended call."""
+"""What the widget writes to its audit log: one line per decision, one per ended call.
+
+Text is kept exactly as the call had it (invisible characters included); each line
+also says whether the card showed ``invisible`` characters and whether it was
+``incomplete`` (it did not show all the call would do), as the person saw it.
+"""
 
 from __future__ import annotations
 
@@ -93,6 +98,8 @@ class Auditor:
             "arguments": card["arguments"],
             "content": card.get("content") or None,
             "locations": card.get("locations") or None,
+            "invisible": card.get("invisible", False),
+            "incomplete": card.get("incomplete", False),
         }
 
     def _write(self, event: str, fields: dict[str, Any]) -> None:

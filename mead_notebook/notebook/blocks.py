@@ -2,72 +2,125 @@
 
 A source may send anything: each function keeps only well-formed entries,
 bounded in number and size, with every string cleaned (:func:`.protocol.clean_text`).
+What is left out is counted, never dropped in silence: a block says how many of
+its characters are ``cut``, a diff (:mod:`.diffs`) is computed from the whole
+texts and says how many changed lines it does not show, and the blocks and
+locations past :data:`.protocol.MAX_BLOCKS` are counted.
 """
 
 from __future__ import annotations
 
-import difflib
 from typing import Any, Final, Literal, cast
 
-from ..interaction import ContentBlock, DiffBlock, Location, PlanEntry, TerminalBlock, TextBlock
-from .protocol import MAX_BLOCK_TEXT, MAX_BLOCKS, MAX_PLAN, clean_text
+from ..interaction import Location, PlanEntry
+from .diffs import diff_view
+from .protocol import (
+    MAX_BLOCK_TEXT,
+    MAX_BLOCKS,
+    MAX_PATH,
+    MAX_PLAN,
+    CardBlock,
+    CardTerminal,
+    CardText,
+    clean_text,
+)
 
-__all__ = ["DiffRow", "content_of", "locations_of", "plan_of", "unified_diff"]
+__all__ = ["bounded", "content_of", "locations_of", "plan_of"]
 
 _PLAN_STATUSES: Final = frozenset({"pending", "in_progress", "completed"})
 _PRIORITIES: Final = frozenset({"high", "medium", "low"})
 
 
-def _text(value: Any, limit: int = MAX_BLOCK_TEXT) -> str | None:
-    return clean_text(value, limit) if isinstance(value, str) else None
+def bounded(text: str, limit: int) -> tuple[str, int]:
+    """``text`` cleaned and cut to ``limit`` characters, and how many characters were cut."""
+    cut = max(0, len(text) - limit)
+    return clean_text(text[:limit] if cut else text), cut
 
 
-def _block(value: Any) -> ContentBlock | None:
+def _block(value: Any) -> CardBlock | None:
     if not isinstance(value, dict):
         return None
     kind = value.get("type")
     if kind == "text":
-        text = _text(value.get("text"))
-        return None if text is None else TextBlock(type="text", text=text)
+        if not isinstance(value.get("text"), str):
+            return None
+        text, cut = bounded(value["text"], MAX_BLOCK_TEXT)
+        return CardText(type="text", text=text, cut=cut)
     if kind == "diff":
-        path, new = _text(value.get("path"), 4096), _text(value.get("new_text"))
-        old = value.get("old_text")
-        if path is None or new is None or (old is not None and not isinstance(old, str)):
+        path, new, old = value.get("path"), value.get("new_text"), value.get("old_text")
+        if not isinstance(path, str) or not isinstance(new, str):
             return None
-        return DiffBlock(type="diff", path=path, old_text=_text(old), new_text=new)
+        if old is not None and not isinstance(old, str):
+            return None
+        shown, path_cut = bounded(path, MAX_PATH)
+        old = None if old is None else clean_text(old)
+        return diff_view(shown, old, clean_text(new), path_cut=path_cut)
     if kind == "terminal":
-        command = _text(value.get("command"))
-        if command is None:
+        if not isinstance(value.get("command"), str):
             return None
-        block = TerminalBlock(type="terminal", command=command)
-        block["cwd"] = _text(value.get("cwd"), 4096)
-        block["output"] = _text(value.get("output"))
+        command, cut = bounded(value["command"], MAX_BLOCK_TEXT)
+        cwd, cwd_cut = _optional(value.get("cwd"), MAX_PATH)
+        output, output_cut = _optional(value.get("output"), MAX_BLOCK_TEXT)
         code = value.get("exit_code")
-        block["exit_code"] = code if isinstance(code, int) and not isinstance(code, bool) else None
-        return block
+        return CardTerminal(
+            type="terminal",
+            command=command,
+            cwd=cwd,
+            output=output,
+            exit_code=code if isinstance(code, int) and not isinstance(code, bool) else None,
+            cut=cut + cwd_cut + output_cut,
+        )
     return None
 
 
-def content_of(value: Any) -> list[ContentBlock]:
-    """The well-formed blocks of ``value``, at most :data:`MAX_BLOCKS`; the rest is dropped."""
-    if not isinstance(value, (list, tuple)):
-        return []
-    blocks = (_block(v) for v in value)
-    return [b for b in blocks if b is not None][:MAX_BLOCKS]
+def _optional(value: Any, limit: int) -> tuple[str | None, int]:
+    return bounded(value, limit) if isinstance(value, str) else (None, 0)
 
 
-def locations_of(value: Any) -> list[Location]:
-    """The well-formed locations of ``value``: a path, and a 1-based line or None."""
+def content_of(value: Any) -> tuple[list[CardBlock], int]:
+    """The well-formed blocks of ``value`` (at most :data:`MAX_BLOCKS`), and how many more."""
     if not isinstance(value, (list, tuple)):
-        return []
+        return [], 0
+    blocks: list[CardBlock] = []
+    hidden = 0
+    for item in value:
+        if len(blocks) < MAX_BLOCKS:
+            block = _block(item)
+            if block is not None:
+                blocks.append(block)
+        elif _block_shape(item):
+            hidden += 1
+    return blocks, hidden
+
+
+def _block_shape(value: Any) -> bool:
+    """Whether ``value`` looks like a block :func:`_block` keeps (without computing it)."""
+    if not isinstance(value, dict):
+        return False
+    fields = {"text": ("text",), "diff": ("path", "new_text"), "terminal": ("command",)}
+    kind = value.get("type")
+    needed = fields.get(kind) if isinstance(kind, str) else None
+    return needed is not None and all(isinstance(value.get(f), str) for f in needed)
+
+
+def locations_of(value: Any) -> tuple[list[Location], int]:
+    """The well-formed locations of ``value`` (a path, a 1-based line or None), at most
+    :data:`MAX_BLOCKS`, and how many more there are (a path too long to show among them)."""
+    if not isinstance(value, (list, tuple)):
+        return [], 0
     found: list[Location] = []
+    hidden = 0
     for item in value:
         if not isinstance(item, dict) or not isinstance(item.get("path"), str):
             continue
+        path, cut = bounded(item["path"], MAX_PATH)
+        if cut or len(found) >= MAX_BLOCKS:
+            hidden += 1
+            continue
         line = item.get("line")
         ok = isinstance(line, int) and not isinstance(line, bool) and line > 0
-        found.append(Location(path=clean_text(item["path"], 4096), line=line if ok else None))
-    return found[:MAX_BLOCKS]
+        found.append(Location(path=path, line=line if ok else None))
+    return found, hidden
 
 
 def plan_of(value: Any) -> list[PlanEntry]:
@@ -89,38 +142,3 @@ def plan_of(value: Any) -> list[PlanEntry]:
             entry["priority"] = item["priority"]
         entries.append(entry)
     return entries[:MAX_PLAN]
-
-
-DiffRow = tuple[str, int | None, int | None, str]
-"""One row of a unified diff: (sign, old line, new line, text)."""
-
-
-def unified_diff(block: DiffBlock, context: int = 3) -> list[DiffRow]:
-    """A diff block as unified-diff rows: (sign, old line, new line, text).
-
-    ``sign`` is ``" "``, ``"-"``, ``"+"`` or ``"@"`` (a hunk header, its text the
-    header); line numbers are 1-based, None where a side has no line.
-    """
-    old = (block["old_text"] or "").splitlines()
-    new = block["new_text"].splitlines()
-    rows: list[DiffRow] = []
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    for group in matcher.get_grouped_opcodes(context):
-        first, last = group[0], group[-1]
-        header = f"@@ -{_range(first[1], last[2])} +{_range(first[3], last[4])} @@"
-        rows.append(("@", None, None, header))
-        for tag, i1, i2, j1, j2 in group:
-            if tag == "equal":
-                rows.extend((" ", i + 1, j1 + i - i1 + 1, old[i]) for i in range(i1, i2))
-                continue
-            if tag in ("replace", "delete"):
-                rows.extend(("-", i + 1, None, old[i]) for i in range(i1, i2))
-            if tag in ("replace", "insert"):
-                rows.extend(("+", None, j + 1, new[j]) for j in range(j1, j2))
-    return rows
-
-
-def _range(start: int, end: int) -> str:
-    """A hunk's range as unified diffs write it: 1-based start, length (start 0 when empty)."""
-    length = end - start
-    return f"{start if length == 0 else start + 1},{length}"

@@ -1,7 +1,10 @@
 """Cards: one dict per tool call, built only from the contract's updates and questions.
 
 Pure functions: each returns a new card, so a card already synced is never
-changed in place.
+changed in place. Each also says whether the card shows all of what the call
+will do (``incomplete``) and whether what it shows before a decision has
+invisible or bidirectional characters (``invisible``), so no view has to work
+that out for itself.
 """
 
 from __future__ import annotations
@@ -11,7 +14,8 @@ from typing import Any, Final, get_args
 from ..driver import short
 from ..interaction import FINAL_STATUSES, ToolKind, Update, class_of
 from .blocks import content_of, locations_of
-from .protocol import Card, Question, clean_text, clean_value
+from .protocol import Card, CardBlock, Question, clean_text, clean_value
+from .reveal import invisible_in
 
 __all__ = ["KINDS", "end_open", "new_card", "updated", "with_question"]
 
@@ -42,6 +46,10 @@ def new_card(tool_call_id: str, title: str = "", *, text_offset: int = 0) -> Car
             "content": [],
             "locations": [],
             "decided_by": None,
+            "blocks_hidden": 0,
+            "locations_hidden": 0,
+            "incomplete": False,
+            "invisible": invisible_in([tool_call_id, title]),
         }
     )
 
@@ -69,9 +77,9 @@ def updated(card: Card, update: Update) -> Card:
     if update.get("kind") in KINDS:
         new["kind"] = update["kind"]
     if "content" in update:
-        new["content"] = content_of(update["content"])
+        new["content"], new["blocks_hidden"] = content_of(update["content"])
     if "locations" in update:
-        new["locations"] = locations_of(update["locations"])
+        new["locations"], new["locations_hidden"] = locations_of(update["locations"])
     if update.get("decided_by") == "agent":
         new["decided_by"] = "agent"
     if new["class"] is None and new["kind"] is not None:
@@ -82,14 +90,45 @@ def updated(card: Card, update: Update) -> Card:
         new["outcome"] = update.get("outcome") if status == "failed" else None
         new["result"] = _text_or_none(update.get("result"))
         new["error"] = _text_or_none(update.get("error"))
-    return new
+    return _flagged(new)
 
 
 def with_question(card: Card, question: Question) -> Card:
     """``card`` with its question (open or answered)."""
     new = Card(**card)
     new["question"] = question
-    return new
+    return _flagged(new)
+
+
+def _flagged(card: Card) -> Card:
+    """``card`` with ``incomplete`` and ``invisible`` saying what its fields now show."""
+    card["incomplete"] = (
+        card["blocks_hidden"] > 0
+        or card["locations_hidden"] > 0
+        or any(_left_out(block) for block in card["content"])
+    )
+    question = card["question"]
+    asked = [question["prompt"], question["options"]] if question is not None else []
+    card["invisible"] = invisible_in(
+        [
+            card["tool_call_id"],
+            card["title"],
+            card["tool"],
+            card["server"],
+            card["arguments"],
+            card["approved_arguments"],
+            card["content"],
+            card["locations"],
+            card["current_step"],
+            *asked,
+        ]
+    )
+    return card
+
+
+def _left_out(block: CardBlock) -> bool:
+    """Whether a block does not show all of itself."""
+    return block["cut"] > 0 or (block["type"] == "diff" and block["hidden"] > 0)
 
 
 def end_open(card: Card) -> Card | None:

@@ -18,8 +18,12 @@ __all__ = [
     "BY_OTHER_VIEW",
     "CLASS_HINT",
     "DECISION",
+    "INCOMPLETE_WARNING",
+    "INVISIBLE_WARNING",
     "KIND_HINT",
     "NOT_EDITABLE",
+    "NOT_SHOWN",
+    "NO_NEWLINE",
     "OUTCOME_LABEL",
     "PLAN_GLYPH",
     "STATUS_LABEL",
@@ -28,7 +32,10 @@ __all__ = [
     "TOO_LATE_SETTLED",
     "TURN_STATUS",
     "UNMADE",
+    "UNSHOWN_MANY",
+    "UNSHOWN_ONE",
     "VERDICT_DONE",
+    "not_shown",
 ]
 
 OUTCOME_LABEL: Final[dict[str, str]] = {
@@ -115,3 +122,35 @@ KIND_HINT: Final[dict[str, str]] = {
 """What a call of each kind may do, as the badge's hint says it."""
 PLAN_GLYPH: Final[dict[str, str]] = {"pending": "○", "in_progress": "◐", "completed": "●"}
 """The glyph of each plan entry's status."""
+INVISIBLE_WARNING: Final = (
+    "This call contains invisible or bidirectional characters, shown as ⟨U+…⟩: "
+    "what you read may not be what runs."
+)
+"""What a card with ``invisible`` characters says above what the call will do."""
+INCOMPLETE_WARNING: Final = (
+    "This card does not show all of what the call will do: what is left out is said below."
+)
+"""What an ``incomplete`` card says above what the call will do."""
+NOT_SHOWN: Final = "{n} more {what} not shown"
+"""How a view says what it leaves out: ``n`` (with thousands separated by commas) and
+what, from :data:`UNSHOWN_ONE` or :data:`UNSHOWN_MANY`."""
+UNSHOWN_ONE: Final[dict[str, str]] = {
+    "line": "changed line",
+    "character": "character",
+    "block": "block",
+    "location": "location",
+}
+UNSHOWN_MANY: Final[dict[str, str]] = {
+    "line": "changed lines",
+    "character": "characters",
+    "block": "blocks",
+    "location": "locations",
+}
+NO_NEWLINE: Final = "No newline at end of file"
+"""A diff row after a last line that has no line ending, as unified diffs say it."""
+
+
+def not_shown(n: int, what: str) -> str:
+    """What is left out, said ("312 more changed lines not shown"); ``what``: a unit's key."""
+    noun = (UNSHOWN_ONE if n == 1 else UNSHOWN_MANY)[what]
+    return NOT_SHOWN.format(n=f"{n:,}", what=noun)

@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from typing import Any, Final, Literal, TypedDict, get_args
 
 from ..interaction import (
-    ContentBlock,
     DecidedBy,
     Location,
     Outcome,
@@ -34,7 +33,13 @@ __all__ = [
     "CallMessage",
     "CancelMessage",
     "Card",
+    "CardBlock",
+    "CardDiff",
+    "CardTerminal",
+    "CardText",
     "ChoiceOption",
+    "DiffRow",
+    "DiffSign",
     "FrontendMessage",
     "GoneMessage",
     "NeedFrontendMessage",
@@ -55,7 +60,7 @@ __all__ = [
     "parse",
 ]
 
-PROTOCOL_VERSION: Final = 4
+PROTOCOL_VERSION: Final = 5
 """The version of this protocol, synced as the ``protocol_version`` trait.
 
 1: state saved before the protocol had a version (no trait; views read it with
@@ -64,8 +69,11 @@ their shims for missing fields). 2: cards carry ``kind``, ``content``,
 the turn has a ``plan`` and ``thoughts``. 3: a person's answer says who gave it
 (``username``, ``display_name`` and ``page`` of the view that answered, as that
 view claimed them). 4: a question carries the ``version`` of the call it shows,
-and a view's answer the version it was made on. A view renders any version up to its
-own; state of a newer version renders what the view knows, with a note that
+and a view's answer the version it was made on. 5: a diff block carries the rows
+the kernel computed from the whole texts (no ``old_text`` and ``new_text``), every
+block says how much of it is ``cut``, and a card says whether it is
+``incomplete`` and whether it shows ``invisible`` characters. A view renders any
+version up to its own; state of a newer version renders what the view knows, with a note that
 the page's frontend is older than the kernel's.
 """
 
@@ -90,6 +98,7 @@ class ScopeOffer(TypedDict):
 
     scope: Scope
     label: str
+
 
 TurnStatus = Literal["idle", "running", "done", "error", "interrupted"]
 
@@ -132,8 +141,9 @@ class Question(TypedDict):
     A permission offers ``scopes`` for "Allow always" and "Deny always" (each
     with its label; :mod:`.rules` says which a call offers) and ``schema``, the
     tool's JSON schema, for editing the arguments. A choice may be ``multiple``
-    (pick several) and always takes an "Other" text. ``rejected`` says why the last answer from a view was refused
-    (invalid edited arguments), until a valid one settles the question;
+    (pick several) and always takes an "Other" text. ``rejected`` says why the
+    last answer from a view was refused (invalid edited arguments), until a
+    valid one settles the question;
     ``rejections`` counts those refusals, so a view sees each one, even a second
     refusal for the same reason. A permission that is not ``editable`` (its
     source cannot take edited arguments or a denial message, like an ACP agent)
@@ -158,6 +168,70 @@ class Question(TypedDict):
     answer: Settlement | None
 
 
+DiffSign = Literal[" ", "-", "+", "@", "\\"]
+"""A diff row's kind: context, removed, added, a hunk header, or "No newline at end of file"."""
+
+
+class DiffRow(TypedDict):
+    """One row of a unified diff, as the kernel computed it from the whole texts.
+
+    ``old`` and ``new`` are 1-based line numbers (None where a side has no line);
+    ``text`` is the line without its ending, at most :data:`MAX_ROW_TEXT`
+    characters, and ``cut`` how many more characters the line has.
+    """
+
+    sign: DiffSign
+    old: int | None
+    new: int | None
+    text: str
+    cut: int
+
+
+class CardText(TypedDict):
+    """Text that says what a call will do; ``cut``: characters not shown."""
+
+    type: Literal["text"]
+    text: str
+    cut: int
+
+
+class CardDiff(TypedDict):
+    """A change to one file, as a card shows it.
+
+    ``rows`` are the unified diff's first rows (at most :data:`MAX_DIFF_ROWS`);
+    ``added`` and ``removed`` count the whole diff's lines, ``hidden`` the changed
+    lines that are not among the rows, and ``cut`` the characters of the path
+    and the rows not shown. ``new_file``: the file does not exist yet.
+    """
+
+    type: Literal["diff"]
+    path: str
+    new_file: bool
+    rows: list[DiffRow]
+    added: int
+    removed: int
+    hidden: int
+    cut: int
+
+
+class CardTerminal(TypedDict):
+    """A shell command, where it runs, and once it ran its output and exit code.
+
+    ``cut``: characters of the command, the directory and the output not shown.
+    """
+
+    type: Literal["terminal"]
+    command: str
+    cwd: str | None
+    output: str | None
+    exit_code: int | None
+    cut: int
+
+
+CardBlock = CardText | CardDiff | CardTerminal
+"""One block of what a call will do, as a card shows it, tagged by ``type``."""
+
+
 Card = TypedDict(
     "Card",
     {
@@ -178,9 +252,13 @@ Card = TypedDict(
         "approved_arguments": dict[str, Any] | None,
         "text_offset": int,
         "kind": ToolKind | None,
-        "content": list[ContentBlock],
+        "content": list[CardBlock],
         "locations": list[Location],
         "decided_by": DecidedBy | None,
+        "blocks_hidden": int,
+        "locations_hidden": int,
+        "incomplete": bool,
+        "invisible": bool,
     },
 )
 """One tool call as a view draws it (``class`` is a keyword, hence this form).
@@ -193,6 +271,15 @@ the call does (None: known only by its ``class``), ``content`` what it will do
 or did (text, a diff, a terminal command), ``locations`` the files it touches;
 ``decided_by`` is ``agent`` for a call the agent ran under its own rules
 without asking anyone here (else None: its question, if any, says who decided).
+
+``blocks_hidden`` and ``locations_hidden`` count the blocks and locations past
+:data:`MAX_BLOCKS` that are not shown. ``incomplete`` is true when the card does
+not show all of what the call will do: a block was cut, a diff has changed lines
+not among its rows, or blocks or locations are not shown. ``invisible`` is true
+when text the card shows before a decision (title, tool, server, arguments,
+content, locations, current step, the question's prompt and options) has an
+invisible or bidirectional character (:mod:`.reveal`). Keys never allow a call
+whose card is either.
 """
 
 
@@ -319,7 +406,13 @@ MAX_NAME = 100
 """Longest user name or display name accepted from a frontend; a longer one is unknown."""
 _PAGE: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
 MAX_BLOCK_TEXT = 200_000
-"""Longest text kept in one field of a content block (a diff's side, an output)."""
+"""Longest text kept in one field of a content block (a text, a command, an output)."""
+MAX_PATH = 4096
+"""Longest path kept (a diff's, a location's, a working directory)."""
+MAX_DIFF_ROWS = 500
+"""Most rows of one diff synced to views; the changed lines past them are counted."""
+MAX_ROW_TEXT = 500
+"""Longest line of a diff row, in characters; the rest is counted."""
 MAX_BLOCKS = 50
 """Most content blocks, and most locations, kept on one card."""
 MAX_PLAN = 100

@@ -32,12 +32,10 @@ import shlex
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-import jsonschema
-
 from ..interaction import Request
 from .protocol import Scope, ScopeOffer
 
-__all__ = ["Effect", "Rule", "check_arguments", "first_match", "offers_for", "rule_for"]
+__all__ = ["Effect", "Rule", "first_match", "offers_for", "rule_for"]
 
 Effect = Literal["allow", "deny"]
 
@@ -272,19 +270,3 @@ def _label(rule: Rule) -> str:
     if rule.scope == "folder":
         return f"edits inside {rule.value}/ ({own})"
     return f"{rule.scope} {rule.value} ({own})"
-
-
-def check_arguments(schema: dict[str, Any] | None, arguments: dict[str, Any]) -> str | None:
-    """Why ``arguments`` break ``schema``, or None when they fit (or there is no schema)."""
-    if schema is None:
-        return None
-    try:
-        error = jsonschema.exceptions.best_match(
-            jsonschema.Draft202012Validator(schema).iter_errors(arguments)
-        )
-    except jsonschema.exceptions.SchemaError as exc:
-        return f"the tool's schema cannot be checked: {exc.message}"
-    if error is None:
-        return None
-    where = "/".join(str(p) for p in error.absolute_path)
-    return f"{where}: {error.message}" if where else error.message

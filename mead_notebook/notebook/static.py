@@ -17,20 +17,23 @@ from typing import Any, Final
 import nh3
 from markdown_it import MarkdownIt
 
-from ..interaction import ContentBlock, DiffBlock, PlanEntry
-from .blocks import unified_diff
+from ..interaction import PlanEntry
 from .labels import PLAN_GLYPH, STOP_REASON
-from .protocol import Card
+from .protocol import Card, CardBlock, CardDiff
+from .reveal import reveal_html
 from .transcript import (
     TurnState,
+    card_left_out,
     decision_text,
     is_choice,
     layout,
+    left_out,
     location_text,
     one_line,
     picked_ids,
     question_of,
     status_label,
+    warnings,
 )
 
 __all__ = ["card_html", "render_markdown", "to_html"]
@@ -89,56 +92,77 @@ def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
+def _v(value: Any) -> str:
+    """Untrusted text of many lines, escaped, each invisible character a marked ``⟨U+XXXX⟩``."""
+    return reveal_html(str(value))
+
+
+def _v1(value: Any) -> str:
+    """Untrusted text of one line (a name, a path), escaped and marked; line breaks as ⏎."""
+    return reveal_html(str(value), one_line=True)
+
+
+def _not_shown(said: list[str]) -> str:
+    return f'<p class="mead-static-notshown">{_e("; ".join(said) + ".")}</p>' if said else ""
+
+
 def card_html(card: Card) -> str:
-    """One card as a ``<details>``: a line (tool, arguments, outcome, decision), then the rest."""
+    """One card as a ``<details>``: a line (tool, arguments, outcome, decision), then the rest.
+
+    Every field from the agent is escaped, its invisible characters shown as
+    ``⟨U+XXXX⟩``; the card's warnings come first in its body.
+    """
     label, decision = status_label(card), decision_text(card)
     question = question_of(card)
     status = card.get("status")
     css = "completed" if status == "completed" else "failed" if status == "failed" else "open"
     aside = (
-        f' <span class="mead-static-muted">({_e(decision[:1].lower() + decision[1:])})</span>'
+        f' <span class="mead-static-muted">({_v1(decision[:1].lower() + decision[1:])})</span>'
         if decision and decision != label
         else ""
     )
-    body: list[str] = []
+    body: list[str] = [
+        f'<p class="mead-static-warning" role="note">{_e(w)}</p>' for w in warnings(card)
+    ]
     if question is not None and is_choice(card):
         prompt = question.get("prompt") or "Choose an option"
-        line = f"<strong>Question</strong> {_e(prompt)} <strong>{_e(label)}</strong>"
+        line = f"<strong>Question</strong> {_v1(prompt)} <strong>{_e(label)}</strong>"
         picked = set(picked_ids(question))
         items = "".join(
-            f"<li>✓ <strong>{_e(o['label'])}</strong> (picked)</li>"
+            f"<li>✓ <strong>{_v1(o['label'])}</strong> (picked)</li>"
             if o["id"] in picked
-            else f"<li>{_e(o['label'])}</li>"
+            else f"<li>{_v1(o['label'])}</li>"
             for o in question.get("options") or []
         )
-        body.append(f"<p>{_e(prompt)}</p><ul>{items}</ul>")
+        body.append(f"<p>{_v(prompt)}</p><ul>{items}</ul>")
     else:
         tool = card.get("tool") or card.get("tool_call_id") or "?"
         line = (
-            f"<strong>{_e(card.get('title') or tool)}</strong> "
-            f"<code>{_e(one_line(card.get('arguments')))}</code> <strong>{_e(label)}</strong>"
+            f"<strong>{_v1(card.get('title') or tool)}</strong> "
+            f"<code>{_v1(one_line(card.get('arguments')))}</code> <strong>{_e(label)}</strong>"
         )
-        where = " · ".join(_e(x) for x in (tool, card.get("server"), card.get("class")) if x)
+        where = " · ".join(_v1(x) for x in (tool, card.get("server"), card.get("class")) if x)
         body.append(f'<p class="mead-static-muted">{where}</p>')
         arguments = json.dumps(
             card.get("arguments") or {}, indent=2, ensure_ascii=False, default=str
         )
-        body.append(f"<pre>{_e(arguments)}</pre>")
+        body.append(f"<pre>{_v(arguments)}</pre>")
         body.extend(content_html(b) for b in card.get("content") or [])
         places = [location_text(loc) for loc in card.get("locations") or []]
         if any(places):
-            items = "".join(f"<li><code>{_e(p)}</code></li>" for p in places if p)
+            items = "".join(f"<li><code>{_v1(p)}</code></li>" for p in places if p)
             body.append(f'<ul class="mead-static-locations" aria-label="Locations">{items}</ul>')
+        body.append(_not_shown(card_left_out(card)))
         approved = card.get("approved_arguments")
         if isinstance(approved, dict):
-            edited = _e(json.dumps(approved, indent=2, ensure_ascii=False, default=str))
+            edited = _v(json.dumps(approved, indent=2, ensure_ascii=False, default=str))
             body.append(f"<p>Ran with edited arguments:</p><pre>{edited}</pre>")
     if decision:
-        body.append(f"<p>{_e(decision)}</p>")
+        body.append(f"<p>{_v(decision)}</p>")
     if card.get("result") and not is_choice(card):
-        body.append(f'<p class="mead-static-result">Result: {_e(card["result"])}</p>')
+        body.append(f'<p class="mead-static-result">Result: {_v(card["result"])}</p>')
     if card.get("error") and not (is_choice(card) and card.get("outcome") == "no_answer"):
-        body.append(f'<p class="mead-static-error">Error: {_e(card["error"])}</p>')
+        body.append(f'<p class="mead-static-error">Error: {_v(card["error"])}</p>')
     return (
         f'<details class="mead-static-card mead-static-{css}">'
         f"<summary>{line}{aside}</summary>{''.join(body)}</details>"
@@ -149,21 +173,32 @@ DIFF_FOLD: Final = 40
 """Rows of a diff shown before the rest folds (one click away, in a ``<details>``)."""
 
 
-def diff_html(block: DiffBlock) -> str:
-    """A diff block as a table: old and new line numbers, sign, text; long diffs fold."""
+def diff_html(block: CardDiff) -> str:
+    """A diff block as a table: old and new line numbers, sign, text; long diffs fold.
+
+    The rows are the kernel's (the whole texts compared); what they leave out is said.
+    """
     rows = []
-    for sign, old, new, text in unified_diff(block):
-        css = {"+": "add", "-": "del", "@": "hunk"}.get(sign, "ctx")
+    for row in block["rows"]:
+        sign = row["sign"]
+        css = {"+": "add", "-": "del", "@": "hunk", "\\": "note"}.get(sign, "ctx")
+        text = _e(row["text"]) if sign in ("@", "\\") else _v(row["text"])
+        if row["cut"]:
+            text += '<span class="mead-static-cut">…</span>'
         rows.append(
-            f'<tr class="mead-diff-{css}"><td class="mead-diff-num">{_e(old or "")}</td>'
-            f'<td class="mead-diff-num">{_e(new or "")}</td>'
-            f'<td class="mead-diff-sign">{_e(sign if sign != "@" else "")}</td>'
-            f'<td class="mead-diff-text">{_e(text)}</td></tr>'
+            f'<tr class="mead-diff-{css}"><td class="mead-diff-num">{_e(row["old"] or "")}</td>'
+            f'<td class="mead-diff-num">{_e(row["new"] or "")}</td>'
+            f'<td class="mead-diff-sign">{_e(sign if sign in "+- " else "")}</td>'
+            f'<td class="mead-diff-text">{text}</td></tr>'
         )
-    new_file = " (new file)" if block["old_text"] is None else ""
-    head = f'<p class="mead-static-muted">Diff of <code>{_e(block["path"])}</code>{new_file}</p>'
+    new_file = " (new file)" if block["new_file"] else ""
+    stat = f" +{block['added']} \N{MINUS SIGN}{block['removed']}"
+    head = (
+        f'<p class="mead-static-muted">Diff of <code>{_v1(block["path"])}</code>{new_file}'
+        f"{_e(stat)}</p>"
+    )
     if not rows:
-        return f'{head}<p class="mead-static-muted">No change.</p>'
+        return f'{head}<p class="mead-static-muted">No change.</p>{_not_shown(left_out(block))}'
     shown = "".join(rows[:DIFF_FOLD])
     table = f'<table class="mead-static-diff">{shown}</table>'
     if len(rows) > DIFF_FOLD:
@@ -172,22 +207,25 @@ def diff_html(block: DiffBlock) -> str:
             f'<details class="mead-static-more"><summary>Show {len(rows) - DIFF_FOLD} more lines'
             f'</summary><table class="mead-static-diff">{rest}</table></details>'
         )
-    return head + table
+    return head + table + _not_shown(left_out(block))
 
 
-def content_html(block: ContentBlock) -> str:
+def content_html(block: CardBlock) -> str:
     """One content block: text, a diff, or a terminal command with its cwd and output."""
     if block["type"] == "text":
-        return f'<pre class="mead-static-block">{_e(block["text"])}</pre>'
+        return f'<pre class="mead-static-block">{_v(block["text"])}</pre>' + _not_shown(
+            left_out(block)
+        )
     if block["type"] == "diff":
         return diff_html(block)
     cwd = block.get("cwd")
-    where = f' <span class="mead-static-muted">in <code>{_e(cwd)}</code></span>' if cwd else ""
-    parts = [f'<pre class="mead-static-command">$ {_e(block["command"])}</pre>{where}']
+    where = f' <span class="mead-static-muted">in <code>{_v1(cwd)}</code></span>' if cwd else ""
+    parts = [f'<pre class="mead-static-command">$ {_v(block["command"])}</pre>{where}']
     code = block.get("exit_code")
     if block.get("output") or code is not None:
         ended = f" (exit code {_e(code)})" if code is not None else ""
-        parts.append(f"<p>Output{ended}:</p><pre>{_e(block.get('output') or '')}</pre>")
+        parts.append(f"<p>Output{ended}:</p><pre>{_v(block.get('output') or '')}</pre>")
+    parts.append(_not_shown(left_out(block)))
     return "".join(parts)
 
 
@@ -213,7 +251,7 @@ def to_html(state: TurnState, key: int) -> str:
         f"<style>{STYLE}{_HIDE.format(key=int(key))}</style>",
         '<div class="mead-static-header">',
         f'<p class="mead-static-prompt">{_e(state["prompt"])}</p>' if state["prompt"] else "",
-        f'<span class="mead-static-muted">{_e(status.capitalize())}</span></div>',
+        f'<span class="mead-static-muted">{_e(status.capitalize())}</span>',
     ]
     if state.get("plan"):
         parts.append(plan_html(state.get("plan") or []))

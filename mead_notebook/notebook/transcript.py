@@ -18,10 +18,20 @@ import re
 from collections.abc import Callable
 from typing import Any, Final, TypedDict
 
-from ..interaction import DiffBlock, PlanEntry
-from .blocks import unified_diff
-from .labels import AGENT_DECIDED, BY, DECISION, OUTCOME_LABEL, STATUS_LABEL, UNMADE
-from .protocol import Card, Question
+from ..interaction import PlanEntry
+from .labels import (
+    AGENT_DECIDED,
+    BY,
+    DECISION,
+    INCOMPLETE_WARNING,
+    INVISIBLE_WARNING,
+    OUTCOME_LABEL,
+    STATUS_LABEL,
+    UNMADE,
+    not_shown,
+)
+from .protocol import Card, CardBlock, CardDiff, Question
+from .reveal import reveal
 from .text import utf16_len
 
 __all__ = [
@@ -29,10 +39,12 @@ __all__ = [
     "decision_text",
     "is_choice",
     "layout",
+    "left_out",
     "status_label",
     "summary",
     "to_markdown",
     "to_text",
+    "warnings",
 ]
 
 
@@ -238,32 +250,73 @@ def _escape_md(text: str) -> str:
 
 
 def card_markdown(card: Card) -> str:
-    """One card as Markdown: a line naming it and its outcome, its arguments, result or error."""
-    state = _state(card)
+    """One card as Markdown: a line naming it and its outcome, its arguments, result or error.
+
+    Invisible characters show as ``⟨U+XXXX⟩`` and line breaks in names as ⏎; a
+    card that has them, or that does not show everything, says so first.
+    """
+    state = reveal(_state(card), one_line=True)
     question = question_of(card)
+    warned = [f"**Warning:** {_escape_md(w)}" for w in warnings(card)]
     if question is not None and is_choice(card):
-        prompt = question.get("prompt") or "Choose an option"
-        parts = [f"**Question:** {_escape_md(prompt)} ({_escape_md(state)})"]
+        prompt = reveal(question.get("prompt") or "Choose an option", one_line=True)
+        parts = [f"**Question:** {_escape_md(prompt)} ({_escape_md(state)})", *warned]
         picked = set(picked_ids(question))
         options = [
-            f"- [{'x' if o['id'] in picked else ' '}] {_escape_md(o['label'])}"
+            f"- [{'x' if o['id'] in picked else ' '}] {_option_md(o['label'])}"
             for o in question.get("options") or []
         ]
         if options:
             parts.append("\n".join(options))
         return "\n\n".join(parts)
-    tool = card.get("tool") or card.get("tool_call_id") or "?"
-    server = f" on {_inline_code(card['server'])}" if card.get("server") else ""
-    parts = [f"**Tool call** {_inline_code(tool)}{server}: {_escape_md(state)}"]
-    parts.append(_code_block(_json(card.get("arguments")), "json"))
+    tool = reveal(card.get("tool") or card.get("tool_call_id") or "?", one_line=True)
+    server = reveal(card.get("server") or "", one_line=True)
+    on = f" on {_inline_code(server)}" if server else ""
+    parts = [f"**Tool call** {_inline_code(tool)}{on}: {_escape_md(state)}", *warned]
+    parts.append(_code_block(reveal(_json(card.get("arguments"))), "json"))
     parts.extend(content_markdown(card))
     approved = card.get("approved_arguments")
     if isinstance(approved, dict):
-        parts.append(f"Ran with edited arguments:\n\n{_code_block(_json(approved), 'json')}")
+        edited = _code_block(reveal(_json(approved)), "json")
+        parts.append(f"Ran with edited arguments:\n\n{edited}")
     for name, value in (("Result", card.get("result")), ("Error", card.get("error"))):
         if isinstance(value, str) and value:
-            parts.append(f"{name}:\n\n{_code_block(value, 'text')}")
+            parts.append(f"{name}:\n\n{_code_block(reveal(value), 'text')}")
     return "\n\n".join(parts)
+
+
+def _option_md(label: str) -> str:
+    return _escape_md(reveal(label, one_line=True))
+
+
+def warnings(card: Card) -> list[str]:
+    """What a card says before anything else: invisible characters, parts not shown."""
+    said = []
+    if card.get("invisible"):
+        said.append(INVISIBLE_WARNING)
+    if card.get("incomplete"):
+        said.append(INCOMPLETE_WARNING)
+    return said
+
+
+def left_out(block: CardBlock) -> list[str]:
+    """What a block does not show, as sentences ("312 more changed lines not shown")."""
+    said = []
+    if block["type"] == "diff" and block.get("hidden"):
+        said.append(not_shown(block["hidden"], "line"))
+    if block.get("cut"):
+        said.append(not_shown(block["cut"], "character"))
+    return said
+
+
+def card_left_out(card: Card) -> list[str]:
+    """The blocks and locations a card does not show, as sentences."""
+    said = []
+    if card.get("blocks_hidden"):
+        said.append(not_shown(card["blocks_hidden"], "block"))
+    if card.get("locations_hidden"):
+        said.append(not_shown(card["locations_hidden"], "location"))
+    return said
 
 
 def location_text(location: Any) -> str:
@@ -274,36 +327,47 @@ def location_text(location: Any) -> str:
     return f"{location['path']}:{line}" if isinstance(line, int) else location["path"]
 
 
-def diff_text(block: DiffBlock) -> str:
-    """A diff block as a unified diff (``---``/``+++`` headers, hunks)."""
-    old = "/dev/null" if block["old_text"] is None else f"a/{block['path']}"
-    lines = [f"--- {old}", f"+++ b/{block['path']}"]
-    lines += [text if sign == "@" else sign + text for sign, _o, _n, text in unified_diff(block)]
+def diff_text(block: CardDiff) -> str:
+    """A diff block as a unified diff (``---``/``+++`` headers, hunks); a cut line ends in …."""
+    path = reveal(block["path"], one_line=True)
+    old = "/dev/null" if block["new_file"] else f"a/{path}"
+    lines = [f"--- {old}", f"+++ b/{path}"]
+    for row in block["rows"]:
+        text = row["text"] if row["sign"] == "@" else reveal(row["text"])
+        prefix = "" if row["sign"] == "@" else "\\ " if row["sign"] == "\\" else row["sign"]
+        lines.append(prefix + text + ("…" if row["cut"] else ""))
     return "\n".join(lines)
 
 
 def content_markdown(card: Card) -> list[str]:
-    """A card's content blocks and locations as Markdown paragraphs."""
+    """A card's content blocks and locations as Markdown paragraphs, and what they leave out."""
     parts: list[str] = []
     for block in card.get("content") or []:
         if block["type"] == "text":
-            parts.append(_code_block(block["text"], "text"))
+            parts.append(_code_block(reveal(block["text"]), "text"))
         elif block["type"] == "diff":
-            parts.append(
-                f"Diff of {_inline_code(block['path'])}:\n\n{_code_block(diff_text(block), 'diff')}"
-            )
+            path = _inline_code(reveal(block["path"], one_line=True))
+            diff = _code_block(diff_text(block), "diff") if block["rows"] else "No change."
+            parts.append(f"Diff of {path}:\n\n{diff}")
         elif block["type"] == "terminal":
             cwd = block.get("cwd")
-            where = f" in {_inline_code(cwd)}" if cwd else ""
-            parts.append(f"Command{where}:\n\n{_code_block('$ ' + block['command'], 'console')}")
+            where = f" in {_inline_code(reveal(cwd, one_line=True))}" if cwd else ""
+            command = _code_block("$ " + reveal(block["command"]), "console")
+            parts.append(f"Command{where}:\n\n{command}")
             code = block.get("exit_code")
             output = block.get("output")
             if output or code is not None:
                 ended = f" (exit code {code})" if code is not None else ""
-                parts.append(f"Output{ended}:\n\n{_code_block(output or '', 'text')}")
-    places = [location_text(loc) for loc in card.get("locations") or []]
+                parts.append(f"Output{ended}:\n\n{_code_block(reveal(output or ''), 'text')}")
+        said = left_out(block)
+        if said:
+            parts.append(_escape_md("; ".join(said) + "."))
+    places = [reveal(location_text(loc), one_line=True) for loc in card.get("locations") or []]
     if any(places):
         parts.append("Locations: " + ", ".join(_inline_code(p) for p in places if p))
+    said = card_left_out(card)
+    if said:
+        parts.append(_escape_md("; ".join(said) + "."))
     return parts
 
 

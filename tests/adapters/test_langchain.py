@@ -24,7 +24,7 @@ from langgraph.types import Command, interrupt
 
 from mead_notebook import ModelError, ToolCall, TurnError
 from mead_notebook.adapters import langchain as mead_langchain
-from mead_notebook.notebook.rules import check_arguments
+from mead_notebook.schema import check
 from mead_notebook.testing import Recording
 
 from .harness_langchain import Seen
@@ -372,7 +372,7 @@ def test_edited_arguments_run_exactly_and_the_record_keeps_both(how: str) -> Non
     assert request["arguments"] == ASKED
     parameters = request["parameters"]
     assert parameters["properties"]["width"]["type"] == "integer"
-    assert "width" in (check_arguments(parameters, BROKEN) or "")
+    assert "width" in (check(BROKEN, parameters) or "")
     [record] = result.calls
     assert (record.arguments, record.approved_arguments) == (ASKED, EDITED)
     assert (record.status, record.outcome) == ("completed", None)

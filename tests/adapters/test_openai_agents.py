@@ -142,7 +142,7 @@ def test_invalid_arguments_and_unknown_tools_fail_without_asking() -> None:
     assert steps(rec) == {"w1": REFUSED, "w2": REFUSED}
     outcomes = {c.tool_call_id: c.outcome for c in result.calls}
     assert outcomes == {"w1": "invalid_arguments", "w2": "unknown"}
-    assert "3 is not of type 'string' (at text)" in told(result)["w1"]
+    assert "text: 3 is not of type 'string'" in told(result)["w1"]
     assert told(result)["w2"] == "Tool 'nope' not found."
     assert result.text == "Sorry."
 

@@ -16,7 +16,7 @@ from pydantic_ai.tools import DeferredToolRequests
 
 from mead_notebook import ToolCall, TurnError
 from mead_notebook.adapters import pydantic_ai as mead_pydantic_ai
-from mead_notebook.notebook.rules import check_arguments
+from mead_notebook.schema import check
 from mead_notebook.testing import Recording
 
 from .helpers import (
@@ -306,7 +306,7 @@ def test_edited_arguments_run_exactly_and_the_record_keeps_both(how: str) -> Non
     assert request["arguments"] == ASKED
     parameters = request["parameters"]
     assert parameters["properties"]["width"]["type"] == "integer"
-    assert "width" in (check_arguments(parameters, BROKEN) or "")
+    assert "width" in (check(BROKEN, parameters) or "")
     [record] = result.calls
     assert (record.arguments, record.approved_arguments) == (ASKED, EDITED)
     assert (record.status, record.outcome, record.result) == (

@@ -114,6 +114,21 @@ def test_long_results_and_errors_are_truncated(make: Any) -> None:
 # -- what a call will do ---------------------------------------------------------------
 
 DIFF = {"type": "diff", "path": "a.txt", "old_text": "a\n", "new_text": "b\n"}
+SHOWN_DIFF = {
+    "type": "diff",
+    "path": "a.txt",
+    "new_file": False,
+    "rows": [
+        {"sign": "@", "old": None, "new": None, "text": "@@ -1,1 +1,1 @@", "cut": 0},
+        {"sign": "-", "old": 1, "new": None, "text": "a", "cut": 0},
+        {"sign": "+", "old": None, "new": 1, "text": "b", "cut": 0},
+    ],
+    "added": 1,
+    "removed": 1,
+    "hidden": 0,
+    "cut": 0,
+}
+"""``DIFF`` as a card shows it: the rows the kernel computed, and the totals."""
 SHELL = {"type": "terminal", "command": "ls", "cwd": "/repo"}
 
 
@@ -136,18 +151,18 @@ def test_a_card_carries_kind_content_and_locations(make: Any) -> None:
     assert card["kind"] == "edit"
     assert card["class"] == "effect"  # derived from the kind when no class came
     assert card["content"] == [
-        DIFF,
-        {**SHELL, "output": None, "exit_code": None},
-        {"type": "text", "text": "why"},
+        SHOWN_DIFF,
+        {**SHELL, "output": None, "exit_code": None, "cut": 0},
+        {"type": "text", "text": "why", "cut": 0},
     ]
     assert card["locations"] == [{"path": "a.txt", "line": 3}, {"path": "b.txt", "line": None}]
     assert card["decided_by"] is None
     # A later update that says nothing of them keeps them; one that does replaces them.
     w.tool_updated(None, update("call_1", "in_progress"))
-    assert last_card(c, "call_1")["content"][0] == DIFF
+    assert last_card(c, "call_1")["content"][0] == SHOWN_DIFF
     done = {**SHELL, "output": "x", "exit_code": 0}
     w.tool_updated(None, update("call_1", "completed", content=[done], outcome=None))
-    assert last_card(c, "call_1")["content"] == [done]
+    assert last_card(c, "call_1")["content"] == [{**done, "cut": 0}]
 
 
 @pytest.mark.parametrize(
@@ -168,21 +183,24 @@ def test_malformed_blocks_are_dropped(make: Any, bad: Any) -> None:
     places = [{"line": 3}, {"path": 5}, "a.txt", {"path": "b", "line": -1}]
     w.tool_updated(None, update("call_1", "pending", content=[bad, DIFF], locations=places))
     card = last_card(c, "call_1")
-    assert card["content"] == [DIFF]
+    assert card["content"] == [SHOWN_DIFF]
     assert card["locations"] == [{"path": "b", "line": None}]
 
 
-def test_block_text_is_bounded_and_cleaned(make: Any) -> None:
+def test_block_text_is_bounded_and_cleaned_and_says_what_is_cut(make: Any) -> None:
     w, c = make()
     w.turn_started(None, "edit")
     huge = {"type": "text", "text": "\ud800" + "x" * (MAX_BLOCK_TEXT + 10)}
     w.tool_updated(None, update("call_1", "pending", content=[huge] * (MAX_BLOCKS + 5)))
     card = last_card(c, "call_1")
     assert len(card["content"]) == MAX_BLOCKS
-    text = card["content"][0]["text"]
-    assert len(text) == MAX_BLOCK_TEXT
-    assert text.startswith("\ufffd")
-    assert text.endswith("…")
+    assert card["blocks_hidden"] == 5
+    block = card["content"][0]
+    assert block["type"] == "text"
+    assert len(block["text"]) == MAX_BLOCK_TEXT
+    assert block["text"].startswith("\ufffd")
+    assert block["cut"] == 11
+    assert card["incomplete"] is True
 
 
 def test_a_call_the_agent_ran_is_marked_agent_and_nothing_else_is(make: Any) -> None:

@@ -88,7 +88,9 @@ def interface(name: str) -> list[str]:
 def test_the_card_interface_has_every_field_with_its_type() -> None:
     fields = interface("Card")
     assert "class: ToolClass | null;" in fields
-    assert "content: ContentBlock[];" in fields
+    assert "content: CardBlock[];" in fields
+    assert "incomplete: boolean;" in fields
+    assert "invisible: boolean;" in fields
     assert "locations: Location[];" in fields
     assert "decided_by: DecidedBy | null;" in fields
     assert "kind: ToolKind | null;" in fields

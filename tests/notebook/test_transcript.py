@@ -13,9 +13,11 @@ from typing import Any
 import pytest
 
 from mead_notebook.notebook import static, transcript
+from mead_notebook.notebook.blocks import content_of
 from mead_notebook.notebook.cards import new_card
 from mead_notebook.notebook.labels import AGENT_DECIDED
 from mead_notebook.notebook.protocol import Card, Question, Settlement
+from mead_notebook.notebook.reveal import has_invisible
 from mead_notebook.notebook.transcript import TurnState
 
 PAYLOADS = [
@@ -30,7 +32,11 @@ PAYLOADS = [
     '"><script>window.__pwned="attr"</script>',
     "<style>*{background:url(javascript:alert(1))}</style>",
     "<math><mtext><table><mglyph><style><img src=x onerror=alert(1)>",
+    "s = '''\u2067''' ;return <b onmouseover=alert(1)>\u202e</b>",
+    "rm\u200b -rf ~\u2060\ufeff<script>alert(1)</script>",
 ]
+"""Markup that would run if it ever were markup; the last two with invisible and
+bidirectional characters that would reorder or hide text if they ever were shown."""
 LIVE_TAGS = {"script", "img", "iframe", "svg", "math", "object", "embed", "form", "input"}
 LIVE_TAGS |= {"button", "textarea", "select", "link", "meta", "base", "video", "audio"}
 
@@ -68,10 +74,13 @@ def question(kind: str = "permission", **fields: Any) -> Question:
 
 
 def card(tool_call_id: str = "call_1", offset: int | None = 0, **fields: Any) -> Card:
+    """A card with ``fields``; ``content`` in the contract's blocks, made as the kernel makes it."""
     found = new_card(tool_call_id, text_offset=offset or 0)
     found.update(
         {"title": "write_file", "tool": "write_file", "server": "local", "class": "effect"}
     )
+    if "content" in fields:
+        fields["content"], fields["blocks_hidden"] = content_of(fields["content"])
     found.update(fields)  # type: ignore[typeddict-item]
     if offset is None:
         del found["text_offset"]  # type: ignore[misc]
@@ -379,6 +388,10 @@ def test_payloads_in_every_field_stay_text() -> None:
         assert payload in text, payload  # diff paths and lines, the cwd, a location
     assert f"$ {PAYLOADS[6]}" in text
     assert "window.__pwned='link'" in text  # the Markdown link is shown, not linked
+    for each in hostile()["calls"].values():
+        shown = static.card_html(each) + transcript.card_markdown(each)
+        assert not has_invisible(shown.replace("\n", "")), each["tool_call_id"]
+    assert "⟨U+2067⟩" in text
     keyed = [attrs for _tag, attrs in found.tags if "data-mead-for" in attrs]
     assert keyed == [{"class": "mead-static", "data-mead-for": "7"}]
 
@@ -657,8 +670,8 @@ def test_a_diff_is_a_unified_diff_with_line_numbers_in_the_html() -> None:
 
 
 def test_a_long_diff_folds_after_a_screenful_in_the_html() -> None:
-    old = "\n".join(f"old {i}" for i in range(60))
-    new = "\n".join(f"new {i}" for i in range(60))
+    old = "".join(f"old {i}\n" for i in range(60))
+    new = "".join(f"new {i}\n" for i in range(60))
     html = static.card_html(card(content=[{**EDIT, "old_text": old, "new_text": new}]))
     shown, _, folded = html.partition('<details class="mead-static-more">')
     assert len(rows_of(shown)) == static.DIFF_FOLD
@@ -688,8 +701,9 @@ def test_markdown_keeps_content_blocks_and_locations() -> None:
 
 def test_a_new_file_diffs_from_dev_null() -> None:
     block = {"type": "diff", "path": "n.txt", "old_text": None, "new_text": "x\n"}
-    text = transcript.diff_text(block)  # type: ignore[arg-type]
-    assert text == "--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1,1 @@\n+x"
+    (shown,), _ = content_of([block])
+    assert shown["type"] == "diff"
+    assert transcript.diff_text(shown) == "--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1,1 @@\n+x"
 
 
 def test_a_call_the_agent_allowed_says_so_everywhere() -> None:

@@ -20,11 +20,11 @@ from agents.tool import (
 from agents.tool_context import ToolContext
 
 from mead_notebook.interaction import ToolKind, class_of
+from mead_notebook.schema import check, parse
 from mead_notebook.tools.base import result_text as as_text
 from mead_notebook.tools.trust import kind_from_hints
 from mead_notebook.turn import CallRecord
 
-from .._schema import check, parse
 from ..base import ASK_USER_MARK, CallCancelled, Session, failure
 
 __all__ = ["Gate", "is_ask_user"]

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 try:
     import httpx2  # noqa: F401
-    import jsonschema  # noqa: F401
     import mcp  # noqa: F401
     import mcp_types  # noqa: F401
 except ImportError:  # pragma: no cover - depends on the installed extras

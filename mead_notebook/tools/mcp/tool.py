@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import jsonschema
-
 from ...calls import Call
 from ...errors import ToolArgumentError
 from ...interaction import ToolClass, ToolKind, class_of
+from ...schema import check
 
 if TYPE_CHECKING:
     from .server import MCPServer
@@ -35,15 +34,6 @@ class MCPTool:
         self.tool_class: ToolClass = class_of(kind)
         self.parameters = parameters
         self._owner = server
-        self._schema_problem: str | None = None
-        cls = jsonschema.validators.validator_for(
-            parameters, default=jsonschema.Draft202012Validator
-        )
-        try:
-            cls.check_schema(parameters)
-        except jsonschema.SchemaError as exc:
-            self._schema_problem = exc.message
-        self._validator = cls(parameters)
 
     def __repr__(self) -> str:
         return f"<MCP tool {self.name} of {self.server} ({self.tool_class})>"
@@ -54,20 +44,9 @@ class MCPTool:
 
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """Check the arguments against the tool's input schema (``ToolArgumentError`` if not)."""
-        if self._schema_problem is not None:
-            raise ToolArgumentError(
-                f"the server's input schema for {self.name} is invalid: {self._schema_problem}"
-            )
-        if not isinstance(arguments, dict):
-            raise ToolArgumentError(f"arguments must be an object, not {type(arguments).__name__}")
-        errors = sorted(self._validator.iter_errors(arguments), key=lambda e: list(e.path))
-        if errors:
-            raise ToolArgumentError(
-                "; ".join(
-                    f"{'.'.join(str(p) for p in e.path) or '(arguments)'}: {e.message}"
-                    for e in errors
-                )
-            )
+        problem = check(arguments, self.parameters)
+        if problem is not None:
+            raise ToolArgumentError(problem)
         return dict(arguments)
 
     def invoke(self, arguments: dict[str, Any], call: Call) -> Any:

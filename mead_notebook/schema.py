@@ -1,0 +1,56 @@
+"""A tool's arguments checked against its JSON schema: one checker, one way to say why not.
+
+Every source checks with :func:`check` (the model's arguments before anyone is
+asked, the person's edited arguments before the tool runs), so a card, the
+model and an error all read the same: ``path: message`` for the error that
+best explains the rest (``jsonschema.exceptions.best_match``), the message
+alone at the top level. A schema that is itself invalid fails closed: nothing
+can be checked against it, so nothing passes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jsonschema
+
+__all__ = ["check", "parse", "schema_problem"]
+
+
+def schema_problem(schema: dict[str, Any]) -> str | None:
+    """Why ``schema`` is not a JSON schema arguments can be checked against, or None."""
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except jsonschema.exceptions.SchemaError as exc:
+        return f"the tool's schema cannot be checked: {exc.message}"
+    return None
+
+
+def check(arguments: Any, schema: dict[str, Any] | None) -> str | None:
+    """Why ``arguments`` break ``schema``, or None when they fit (or there is no schema)."""
+    if not isinstance(arguments, dict):
+        return f"the arguments must be an object, not {type(arguments).__name__}"
+    if not schema:
+        return None
+    problem = schema_problem(schema)
+    if problem is not None:
+        return problem
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    error = jsonschema.exceptions.best_match(cls(schema).iter_errors(arguments))
+    if error is None:
+        return None
+    where = "/".join(str(p) for p in error.absolute_path)
+    return f"{where}: {error.message}" if where else error.message
+
+
+def parse(raw: str) -> tuple[dict[str, Any] | None, str | None]:
+    """The arguments a model sent as JSON text, or why they are not a JSON object."""
+    try:
+        value = json.loads(raw) if raw.strip() else {}
+    except ValueError as exc:
+        return None, f"the arguments are not valid JSON ({exc})"
+    if not isinstance(value, dict):
+        return None, "the arguments are not a JSON object"
+    return value, None
