@@ -31,10 +31,10 @@ from claude_agent_sdk.types import StreamEvent
 
 from mead_notebook import ask_user
 from mead_notebook.interaction import Allow, Choice, ToolKind
+from mead_notebook.schema import check
 from mead_notebook.tools.base import result_text as as_text
 from mead_notebook.turn import CallRecord, StopReason
 
-from .._schema import check
 from ..base import Session
 from ._calls import content_of, kind_of, locations_of, plan_of
 from ._catalog import SdkTool
