@@ -8,6 +8,7 @@ from typing import Any
 
 from .calls import Call
 from .interaction import (
+    AgentInfo,
     Allow,
     Answered,
     Choice,
@@ -37,13 +38,15 @@ class Recorded:
 class Recording:
     """Wraps an interaction and records every callback, its answer and its thread.
 
-    For tests and audit. ``overlapped`` becomes true if two callbacks ever ran at once.
+    For tests and audit; ``inner`` answers (``Recording(AllowAll())``). ``overlapped``
+    becomes true if two callbacks ever ran at once.
     Plans and thoughts are recorded too, and passed on only to an inner
-    interaction that implements :class:`~mead_notebook.PlanAndThoughts`.
+    interaction that implements :class:`~mead_notebook.PlanAndThoughts`; so is the
+    agent's description, passed on to one that implements :class:`~mead_notebook.AgentDetails`.
     """
 
-    def __init__(self, inner: Interaction | None = None) -> None:
-        self.inner: Interaction = inner if inner is not None else _allow_all()
+    def __init__(self, inner: Interaction) -> None:
+        self.inner: Interaction = inner
         self.events: list[Recorded] = []
         self.overlapped = False
         self._busy = threading.Lock()
@@ -94,11 +97,10 @@ class Recording:
         """Recorded; passed on when the inner interaction hears thoughts."""
         self._record("thought_delta", context, text)
 
+    def agent_described(self, context: Any, details: AgentInfo) -> None:
+        """Recorded; passed on when the inner interaction hears of the agent."""
+        self._record("agent_described", context, dict(details))
+
     def __repr__(self) -> str:
         return f"Recording({self.inner!r}, {len(self.events)} events)"
 
-
-def _allow_all() -> Interaction:
-    from .policies import AllowAll
-
-    return AllowAll()

@@ -24,7 +24,7 @@ from mead_notebook import (
     TurnResult,
     Update,
 )
-from mead_notebook.policies import AllowReads
+from mead_notebook.policies import AllowAll, AllowReads
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -215,7 +215,7 @@ def test_valid_says_whether_a_value_is_an_interaction_and_its_context() -> None:
     from mead_notebook import valid
     from mead_notebook.testing import Recording
 
-    rec = Recording()
+    rec = Recording(AllowAll())
     assert valid((rec, {"user": "ada"}))
     assert valid((rec, None))
     assert not valid(rec)  # a bare interaction is not a pair

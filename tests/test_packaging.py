@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import email
 import json
 import os
@@ -210,3 +211,58 @@ print(json.dumps({
     assert installed["code_is_the_bundle"]
     (site / "widget.js").write_bytes(files["mead_notebook/static/widget.js"])
     assert node_exports(site / "widget.js")["version"] == VERSION
+
+
+def _runtime_imports() -> dict[str, set[str]]:
+    """Each module of the package and the modules of the package it imports when it runs
+    (at the top or inside a function; not under ``TYPE_CHECKING``)."""
+    package = ROOT / "mead_notebook"
+    paths = {
+        ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): p
+        for p in package.rglob("*.py")
+    }
+    edges: dict[str, set[str]] = {}
+    for module, path in paths.items():
+        base = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        tree = ast.parse(path.read_text())
+        typing_only = {
+            id(n)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            for n in ast.walk(node)
+        }
+        found: set[str] = set()
+        for node in ast.walk(tree):
+            if id(node) in typing_only or not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                parts = base.split(".")
+                anchor = ".".join(parts[: len(parts) - node.level + 1])
+                target = f"{anchor}.{node.module}" if node.module else anchor
+            else:
+                target = node.module or ""
+            submodules = {f"{target}.{a.name}" for a in node.names} & paths.keys()
+            if submodules:
+                found |= submodules
+            elif target in paths:
+                found.add(target)
+        edges[module] = found - {module}
+    return edges
+
+
+def test_no_import_cycle_among_the_packages_modules() -> None:
+    edges = _runtime_imports()
+    assert "mead_notebook.testing" in edges["mead_notebook.policies"]
+    cycles: list[list[str]] = []
+
+    def visit(module: str, path: list[str]) -> None:
+        for target in edges.get(module, ()):
+            if target in path:
+                cycles.append([*path[path.index(target) :], target])
+            elif len(path) < 12:
+                visit(target, [*path, target])
+
+    for module in edges:
+        visit(module, [module])
+    modules_in_cycles = {m for c in cycles for m in c if not m.endswith("__init__")}
+    assert not cycles, f"import cycles: {sorted(modules_in_cycles)[:10]} e.g. {cycles[:1]}"
