@@ -10,13 +10,18 @@ threads that woke most. Linux only. The checks on views run with the package's
 default timing unless ``--ping-every`` / ``--answer-within`` set another
 (``views.set_timing`` in the kernel), to compare timings on the same code.
 
+``--against REV`` measures revision ``REV`` side by side in the same run (its
+kernels import it from a temporary checkout, as ``bench/latency.py --against`` does),
+each version's row of this checkout first, then REV's.
+
 Run: .venv/bin/python bench/idle.py [--seconds 60] [--versions 6.29.5 ...]
-     [--ping-every 8 --answer-within 2]
+     [--ping-every 8 --answer-within 2] [--against REV]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import sys
@@ -28,10 +33,12 @@ import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "bench"))
 
 from kernel.cells import pause  # noqa: E402
 from kernel.conftest import KERNEL_VERSIONS, SETUP  # noqa: E402
 from kernel.frontend import Frontend  # noqa: E402
+from latency import checkout  # noqa: E402
 
 from mead_notebook.notebook.waiting.views import Timing  # noqa: E402
 
@@ -133,6 +140,7 @@ def main() -> None:
     parser.add_argument("--versions", nargs="+", default=list(KERNEL_VERSIONS))
     parser.add_argument("--ping-every", type=float, help="seconds between pings (views.Timing)")
     parser.add_argument("--answer-within", type=float, help="seconds a ping waits for its pong")
+    parser.add_argument("--against", metavar="REV", help="measure revision REV side by side")
     args = parser.parse_args()
     changes = {
         name: value
@@ -142,26 +150,40 @@ def main() -> None:
     timing = dataclasses.replace(Timing(), **changes)
     print(f"checks on views: {timing}")
     print(f"per second over {args.seconds:g} s: kernel CPU ms / wakeups (voluntary switches)")
-    print(f"{'ipykernel':<10}" + "".join(f"{m:>18}" for m in MODES))
-    for version in args.versions:
-        fe = Frontend(version, Path(tempfile.mkdtemp(prefix="mead-bench-")), log=Path("/dev/null"))
-        busiest = []
-        try:
-            timed = f"waiting.views.set_timing(waiting.views.{timing!r})"
-            for setup in (SETUP, NAMES, timed):
-                reply, _ = fe.run(setup, timeout=60)
-                assert reply["status"] == "ok", reply
-            pause(fe, 2.0)
-            cells = []
-            for mode in MODES:
-                cpu, by_name = measure(fe, mode, args.seconds)
-                cells.append(f"{cpu:7.2f} / {sum(by_name.values()):6.1f}")
-                top = sorted(by_name.items(), key=lambda kv: -kv[1])[:3]
-                busiest.append(f"{mode}: " + ", ".join(f"{n} {r:.1f}" for n, r in top))
-        finally:
-            fe.close()
-        print(f"{version:<10}" + "".join(f"{c:>18}" for c in cells), flush=True)
-        print("           woke most (per s): " + "; ".join(busiest), flush=True)
+    print(f"{'ipykernel':<18}" + "".join(f"{m:>18}" for m in MODES))
+    with contextlib.ExitStack() as stack:
+        trees: dict[str, Path] = {"": ROOT}
+        if args.against:
+            trees[args.against] = stack.enter_context(checkout(args.against))
+        for version in args.versions:
+            for name, tree in trees.items():
+                row(version, name, tree, args.seconds, changes)
+
+
+def row(version: str, name: str, tree: Path, seconds: float, changes: dict[str, float]) -> None:
+    """Measure one kernel that imports the project from ``tree``; print its row."""
+    workdir = Path(tempfile.mkdtemp(prefix="mead-bench-"))
+    env = {"PYTHONPATH": str(tree)}
+    fe = Frontend(version, workdir, log=Path("/dev/null"), env=env)
+    busiest = []
+    try:
+        keep = ", ".join(f"{k}={v!r}" for k, v in changes.items())
+        timed = f"waiting.views.set_timing({keep})" if keep else "None"
+        for setup in (SETUP, NAMES, timed):
+            reply, _ = fe.run(setup, timeout=60)
+            assert reply["status"] == "ok", reply
+        pause(fe, 2.0)
+        cells = []
+        for mode in MODES:
+            cpu, by_name = measure(fe, mode, seconds)
+            cells.append(f"{cpu:7.2f} / {sum(by_name.values()):6.1f}")
+            top = sorted(by_name.items(), key=lambda kv: -kv[1])[:3]
+            busiest.append(f"{mode}: " + ", ".join(f"{n} {r:.1f}" for n, r in top))
+    finally:
+        fe.close()
+    label = f"{version} {name}".strip()
+    print(f"{label:<18}" + "".join(f"{c:>18}" for c in cells), flush=True)
+    print("           woke most (per s): " + "; ".join(busiest), flush=True)
 
 
 if __name__ == "__main__":

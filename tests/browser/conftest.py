@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import math
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -66,14 +68,39 @@ def _serve(tmp_path_factory: pytest.TempPathFactory, app: str) -> Iterator[Jupyt
         server.stop()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterServer]:
+    """One JupyterLab per worker, for every module of its lane (each test shuts its kernels)."""
     yield from _serve(tmp_path_factory, "lab")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def notebook7_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterServer]:
     yield from _serve(tmp_path_factory, "notebook")
+
+
+LANES = 2
+"""How many workers run browser tests at once, each with its own JupyterLab and Chromium."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Spread the browser tests' modules over :data:`LANES` groups of about equal size,
+    so that a parallel run keeps each lane's servers and browser on one worker."""
+    sizes: dict[str, int] = {}
+    for item in items:
+        if item.nodeid.startswith("tests/browser/"):
+            module = item.nodeid.split("::", 1)[0]
+            sizes[module] = sizes.get(module, 0) + 1
+    load = [0] * LANES
+    lane: dict[str, int] = {}
+    for module, size in sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0])):
+        lane[module] = load.index(min(load))
+        load[lane[module]] += size
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        if module in lane:
+            item.add_marker(pytest.mark.xdist_group(f"browser-lane-{lane[module]}"))
 
 
 @pytest.fixture
@@ -151,6 +178,24 @@ class Latencies:
             self.unpooled.add(test)
 
     def write(self, path: Path) -> None:
+        """Write the report to ``path``; in a parallel run, merged with what the other
+        workers of the same run wrote there (``MEAD_RUN_ID``, set by conftest.py)."""
+        run = os.environ.get("MEAD_RUN_ID")
+        with open(path.with_suffix(".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if run is not None and path.exists():
+                try:
+                    earlier = json.loads(path.read_text())
+                except ValueError:
+                    earlier = {}
+                if earlier.get("run") == run:
+                    for test, samples in earlier.get("tests", {}).items():
+                        self.ms.setdefault(test, []).extend(samples)
+                    self.unpooled.update(earlier.get("not_pooled", []))
+                    self.skew_ms.extend(earlier.get("skew_ms", []))
+            self._write(path, run)
+
+    def _write(self, path: Path, run: str | None) -> None:
         values = sorted(
             v for test, samples in self.ms.items() if test not in self.unpooled for v in samples
         )
@@ -165,6 +210,8 @@ class Latencies:
             "max_clock_skew": round(max(self.skew_ms), 3) if self.skew_ms else None,
             "tests": dict(sorted(self.ms.items())),
             "not_pooled": sorted(self.unpooled),
+            "skew_ms": self.skew_ms,
+            "run": run,
         }
         path.write_text(json.dumps(report, indent=2) + "\n")
         WRITTEN.update(report)

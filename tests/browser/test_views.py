@@ -16,11 +16,18 @@ from .test_lab import QUESTION_TIMEOUT, wait_saved_with_widget
 
 pytestmark = pytest.mark.browser
 
+TIMING = Timing(ping_every=1.0, answer_within=0.5, announce_every=1.0)
+"""Quicker checks on views than the defaults (which tests/notebook/test_presence.py covers)."""
+QUICK = f"""
+from mead_notebook.notebook.waiting import views
+views.set_timing(views.{TIMING!r})
+"""
+
 
 def test_a_closed_tab_reopened_gets_the_waiting_question(
     lab: NotebookPage, latencies: Latencies
 ) -> None:
-    lab.open([PRELUDE + CHOICE_SYNC, AFTER_SYNC])
+    lab.open([PRELUDE + QUICK + CHOICE_SYNC, AFTER_SYNC])
     lab.run_cell(0)
     expect(lab.turn().get_by_label("Green tea")).to_be_visible(timeout=QUESTION_TIMEOUT)
     lab.save()
@@ -29,8 +36,7 @@ def test_a_closed_tab_reopened_gets_the_waiting_question(
     # kernel to find nobody there and announce the widget again, more than once.
     context = lab.page.context
     lab.page.close()
-    timing = Timing()
-    time.sleep(timing.ping_every + timing.noticed_after() + 2 * timing.announce_every + 1)
+    time.sleep(TIMING.ping_every + TIMING.noticed_after() + 2 * TIMING.announce_every + 1)
     lab.page = context.new_page()
     lab.page.goto(lab.server.page_url(f"{lab.name}.ipynb"))
     reopened = time.monotonic()

@@ -54,11 +54,12 @@ print("READY", waiting.mechanism())
 '''
 
 
-@pytest.fixture(scope="module", params=CONFIGS)
+@pytest.fixture(scope="package", params=CONFIGS)
 def frontend(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Frontend]:
-    """A kernel of one matrix version with the project's helpers loaded."""
+    """A kernel of one matrix version with the project's helpers loaded, shared by every
+    module here (a parallel run keeps each version's tests on one worker: conftest.py)."""
     version, subshell = request.param
     workdir: Path = tmp_path_factory.mktemp(f"kernel-{version}")
     with ready_kernel(version, subshell, workdir, SETUP) as fe:

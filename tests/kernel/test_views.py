@@ -25,7 +25,7 @@ pytestmark = pytest.mark.kernel
 ASYNC_TURN = "report(await permission_router().arun('go', interaction=widget()))"
 BACKGROUND_TURN = "turn = permission_router().start('go', interaction=widget())"
 VIEW = "application/vnd.jupyter.widget-view+json"
-SLACK = 3.0
+SLACK = 20.0
 """Time allowed beyond the ping schedule for the kernel to act (seconds)."""
 FAST = Timing(ping_every=0.6, answer_within=0.3, announce_every=0.6)
 """The timing of most scenarios here; one keeps the default (``Timing()``)."""

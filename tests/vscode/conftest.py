@@ -33,6 +33,14 @@ def chromium() -> Iterator[Browser]:
             browser.close()
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """One group: a parallel run keeps the VS Code tests and their Chromium on one worker."""
+    for item in items:
+        if item.nodeid.startswith("tests/vscode/"):
+            item.add_marker(pytest.mark.xdist_group("vscode"))
+
+
 @pytest.fixture(params=["6.29.5", "7.4.0"])
 def host(request: pytest.FixtureRequest, chromium: Browser, tmp_path: Path) -> Iterator[VSCodeHost]:
     """A kernel of the oldest or newest supported ipykernel, shown in a VS Code webview."""

@@ -174,10 +174,17 @@ def reopen_editor(host: VSCodeHost, shown: Callable[[], bool]) -> float:
     return time.monotonic() - reopened
 
 
+QUICK = """
+from mead_notebook.notebook.waiting import views
+views.set_timing(views.Timing(ping_every=1.0, answer_within=0.5, announce_every=1.0))
+"""
+"""Quicker checks on views than the defaults (which tests/notebook/test_presence.py covers)."""
+
+
 def test_a_reopened_editor_gets_the_waiting_question(
     host: VSCodeHost, latencies: Latencies
 ) -> None:
-    host.run(PRELUDE)
+    host.run(PRELUDE + QUICK)
     msg_id = host.execute(CHOICE_SYNC)
     tea = lambda: turn(host).get_by_label("Green tea")  # noqa: E731
     shown = lambda: visible(tea())  # noqa: E731

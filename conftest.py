@@ -1,0 +1,167 @@
+"""The whole suite's running order and timing, for every pytest run in this repository.
+
+Parallel runs (``pytest -n N --dist loadgroup``, as ``scripts/test.sh`` runs them):
+each test that shares an expensive fixture instance (a kernel per ipykernel version,
+a JupyterLab per lane, a tutorial's kernel) carries an ``xdist_group`` naming that
+instance, so all its tests run on one worker, which starts it once. Groups that
+take long go first, so that no worker is left with a long one at the end.
+
+Every run ends with the time per area and its slowest tests, also written to
+``tests/artifacts/durations.json`` (``total_s``: the run's wall time; ``areas``:
+per area, the tests' summed time and the span from the first start to the last
+end; ``slowest``; ``setup_s`` and ``checks_s`` when ``scripts/test.sh`` passes
+them in ``MEAD_SETUP_S`` and ``MEAD_CHECKS_S``), so that growth shows where it
+comes from.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent
+DURATIONS = ROOT / "tests" / "artifacts" / "durations.json"
+SLOWEST = 25
+"""Tests listed in the report, slowest first."""
+
+AREAS = {
+    "tests/kernel/": "kernel",
+    "tests/browser/": "browser",
+    "tests/vscode/": "vscode",
+    "tests/agents/": "agents",
+    "notebooks/": "tutorials",
+}
+"""The area of a test, by where it lives; everything else is ``unit``."""
+
+FIRST = ("browser", "vscode", "agents", "kernel", "tutorials")
+"""Areas whose groups start first: their groups are the longest."""
+
+
+def area_of(nodeid: str) -> str:
+    """The area of the test ``nodeid`` (``unit`` unless it lives in one of :data:`AREAS`)."""
+    return next((area for prefix, area in AREAS.items() if nodeid.startswith(prefix)), "unit")
+
+
+def shared_group(item: pytest.Item) -> str | None:
+    """The instance of a shared, parametrized fixture (module scope or wider) the item uses.
+
+    Tests with the same answer share one instance (one kernel of one ipykernel
+    version, say), so they belong on one worker.
+    """
+    callspec = getattr(item, "callspec", None)
+    info = getattr(item, "_fixtureinfo", None)
+    if callspec is None or info is None:
+        return None
+    keys = []
+    for name, defs in sorted(info.name2fixturedefs.items()):
+        fixturedef = defs[-1]
+        if fixturedef.scope in ("function", "class") or name not in callspec.params:
+            continue
+        where = item.nodeid.split("::", 1)[0] if fixturedef.scope == "module" else fixturedef.baseid
+        keys.append(f"{where or '.'}:{name}={callspec.params[name]}")
+    return ";".join(keys) or None
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    """Put each test in its group (see the module's text) and the long groups first.
+
+    An area's conftest may give its tests a group of its own first (a ``tryfirst``
+    hook adding ``xdist_group``); that one is kept.
+    """
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        group = shared_group(item)
+        if group is None and item.nodeid.startswith("notebooks/"):
+            group = item.nodeid.split("::", 1)[0]  # a tutorial's cells share its kernel
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+    def rank(item: pytest.Item) -> int:
+        area = area_of(item.nodeid)
+        return FIRST.index(area) if area in FIRST else len(FIRST)
+
+    items.sort(key=rank)  # stable: the order within an area stays as collected
+
+
+class Timings:
+    """What each test took, gathered where the reports arrive (the controller under xdist)."""
+
+    def __init__(self) -> None:
+        self.started = time.time()
+        self.tests: dict[str, dict[str, float]] = {}
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.started = time.time()
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        entry = self.tests.setdefault(
+            report.nodeid, {"duration": 0.0, "start": report.start, "stop": report.stop}
+        )
+        entry["duration"] += report.duration
+        entry["start"] = min(entry["start"], report.start)
+        entry["stop"] = max(entry["stop"], report.stop)
+
+    def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:
+        if not self.tests:
+            return
+        found = self.report(config)
+        DURATIONS.parent.mkdir(parents=True, exist_ok=True)
+        DURATIONS.write_text(json.dumps(found, indent=2) + "\n")
+        write = terminalreporter.write_line
+        terminalreporter.section("time per area")
+        for name, area in found["areas"].items():
+            write(
+                f"{name:<10} {area['tests']:>5} tests {area['sum_s']:>9.1f} s summed "
+                f"{area['span_s']:>8.1f} s from the first start to the last end"
+            )
+        write(f"total {found['total_s']:.1f} s wall ({DURATIONS.relative_to(ROOT)})")
+
+    def report(self, config: pytest.Config) -> dict[str, Any]:
+        areas: dict[str, dict[str, Any]] = {}
+        for nodeid, t in self.tests.items():
+            area = areas.setdefault(
+                area_of(nodeid), {"tests": 0, "sum_s": 0.0, "first": t["start"], "last": t["stop"]}
+            )
+            area["tests"] += 1
+            area["sum_s"] += t["duration"]
+            area["first"] = min(area["first"], t["start"])
+            area["last"] = max(area["last"], t["stop"])
+        slowest = sorted(self.tests.items(), key=lambda kv: -kv[1]["duration"])[:SLOWEST]
+        workers = getattr(config.option, "numprocesses", None)
+        found: dict[str, Any] = {
+            "total_s": round(time.time() - self.started, 1),
+            "workers": workers if isinstance(workers, int) else 0,
+            "areas": {
+                name: {
+                    "tests": a["tests"],
+                    "sum_s": round(a["sum_s"], 1),
+                    "span_s": round(a["last"] - a["first"], 1),
+                }
+                for name, a in sorted(areas.items())
+            },
+            "slowest": [{"test": nodeid, "s": round(t["duration"], 2)} for nodeid, t in slowest],
+        }
+        for key, variable in (("setup_s", "MEAD_SETUP_S"), ("checks_s", "MEAD_CHECKS_S")):
+            value = os.environ.get(variable)
+            if value:
+                found[key] = float(value)
+        return found
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):  # the controller, or a run without xdist
+        config.pluginmanager.register(Timings(), "mead-timings")
+        # One id for this run, which its workers inherit: reports that several workers
+        # write to one file merge only what this run wrote.
+        os.environ["MEAD_RUN_ID"] = uuid.uuid4().hex
