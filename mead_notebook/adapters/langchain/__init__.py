@@ -50,10 +50,10 @@ from mead_notebook import ToolCall, ask_user
 from mead_notebook.turn import Turn
 
 from ..base import ASK_USER_MARK, AskUserOption, Session, ask_user_arguments, result_text
-from .gate import ToolGate, gated_tool_node
-from .interrupts import answer_interrupts
-from .middleware import MeadMiddleware
-from .scripted import ScriptedChatModel
+from ._gate import ToolGate, gated_tool_node
+from ._interrupts import answer_interrupts
+from ._middleware import MeadMiddleware
+from ._scripted import ScriptedChatModel
 
 __all__ = [
     "AgentResult",

@@ -40,8 +40,8 @@ from mead_notebook import ask_user
 from mead_notebook.turn import Turn
 
 from ..base import ASK_USER_MARK, AskUserOption, Session, active_session, ask_user_arguments
-from .capability import MeadCapability
-from .scripted import scripted_model
+from ._capability import MeadCapability
+from ._scripted import scripted_model
 
 __all__ = [
     "AgentResult",

@@ -23,8 +23,8 @@ from langchain_core.tools import BaseTool
 from langgraph.types import Interrupt
 
 from ..base import NO_ANSWER, Session, declared_kind, question_from
-from .gate import SERVER as TOOLS
-from .gate import parameters_of
+from ._gate import SERVER as TOOLS
+from ._gate import parameters_of
 
 __all__ = ["answer_interrupts"]
 

@@ -14,7 +14,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 
 from ..base import Session, active_session, required
-from .gate import AsyncExecute, Execute, Result, ToolGate
+from ._gate import AsyncExecute, Execute, Result, ToolGate
 
 __all__ = ["MeadMiddleware"]
 
