@@ -45,9 +45,11 @@ from .messages import CONTROL_TARGET, Kind, classify
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
 
-IDLE_SLICE: Final = 0.5
+IDLE_SLICE: Final = 2.0
 """Longest block while waiting (seconds): bounds noticing an answer set by another thread
-without waking this one (the shell tap and the shell socket wake it at once)."""
+without waking this one. The shell tap and the shell socket wake it at once, and the
+waiting question's own deadlines (its timeout, the next ping) end the wait anyway, so
+this only bounds the rare rest and sets the wakeups of a wait where nothing happens."""
 
 _handed_back: set[asyncio.Future[Any]] = set()
 """The kernel's handlers of messages handed back, until they finish (ipykernel 7)."""
