@@ -13,7 +13,7 @@ import { countdownFor, cssToken, focusElement, questionSection, setDisabled } fr
 import { h, prettyJson, setAttr, setShown, setText } from "./dom.js";
 import { enterAllows, listenForShortcuts } from "./keys.js";
 import { badgeKind, lookup, scopeLabel } from "./labels.js";
-import { revealNodes, setRevealed } from "./reveal.js";
+import { revealNodes, revealText, setRevealed } from "./reveal.js";
 import { isObject, nonEmptyOr } from "./state.js";
 
 /** @typedef {import("./model").AnswerMessage} AnswerMessage */
@@ -63,13 +63,16 @@ export function questionVersion(question) {
 }
 
 /**
- * The hint next to the buttons, saying which keys answer.
+ * The hint next to the buttons, saying which keys answer, and why Enter does not.
  * @param {boolean} keyboard
  * @param {boolean} enter whether Enter allows this call
+ * @param {Card} card
  */
-function keyHint(keyboard, enter) {
+function keyHint(keyboard, enter, card) {
   if (!keyboard) return "";
-  return enter ? "Enter allows · Esc denies" : "Esc denies · Enter is off: this call may change, delete or run things";
+  if (enter) return "Enter allows · Esc denies";
+  const hides = card.invisible === true || card.incomplete === true;
+  return `Esc denies · Enter is off: ${hides ? "this card does not show all of the call plainly" : "this call may change, delete or run things"}`;
 }
 
 /**
@@ -148,11 +151,11 @@ export function buildPermission(ctx, card, question) {
     setRevealed(args, prettyJson(shown.arguments));
     enter = enterAllows(shown);
     setAttr(allow, "aria-keyshortcuts", keyboard && enter ? "Enter" : null);
-    setText(hintEl, keyHint(keyboard, enter));
+    setText(hintEl, keyHint(keyboard, enter, shown));
     const offered = offeredScopes(shown, q);
     if (JSON.stringify(offered) !== JSON.stringify(scopes)) {
       scopes = offered;
-      scope.replaceChildren(...scopes.map((s) => h("option", { value: s.scope, text: s.label })));
+      scope.replaceChildren(...scopes.map((s) => h("option", { value: s.scope, text: revealText(s.label, true) })));
     }
     if (scopes.length === 0) alwaysRow.remove();
     else if (alwaysRow.parentNode === null) actions.after(alwaysRow);

@@ -81,9 +81,9 @@ function buildAnswered(card, question, viewer) {
   if (question.kind === "choice" && typeof question.prompt === "string") {
     el.append(h("p", { class: "mead-question-prompt" }, revealNodes(question.prompt)));
   }
-  el.append(h("p", { class: "mead-decision", text: describeAnswer(question, viewer) }));
+  el.append(h("p", { class: "mead-decision" }, revealNodes(describeAnswer(question, viewer), true)));
   const late = lateNotice(question, viewer);
-  if (late) el.append(h("p", { class: "mead-too-late", role: "alert", text: late }));
+  if (late) el.append(h("p", { class: "mead-too-late", role: "alert" }, revealNodes(late, true)));
   const asked = h("pre", { class: "mead-asked-args", "aria-label": "Arguments asked for" });
   const approved = h("pre", { class: "mead-approved-args", "aria-label": "Arguments approved" });
   const edited = h("div", { class: "mead-edited" }, [

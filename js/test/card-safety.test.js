@@ -143,12 +143,29 @@ describe("the Trojan Source card", () => {
     // Nothing the agent wrote reaches the page with its invisible characters.
     const body = [".mead-card-header", ".mead-content", ".mead-question"].map((s) => c.querySelector(s).textContent).join("");
     expect(hasInvisible(body.replace(/\n/g, "") + editor.value)).toBe(false);
-    // A read call would take Enter; this one does not. Allow still sends the arguments as asked.
+    // A read call would take Enter; this one does not, and says why. Allow still sends the arguments as asked.
+    expect(c.querySelector(".mead-hint").textContent).toBe("Esc denies · Enter is off: this card does not show all of the call plainly");
     key(c.querySelector(".mead-question"), "Enter");
     expect(model.sentOfType("answer")).toEqual([]);
     expectInert(el);
     buttonsNamed(c, "Allow")[0].click();
     expect(model.sentOfType("answer")).toEqual([{ type: "answer", question_id: "q1", decision: "allow", note: "" }]);
+  });
+
+  it("shows the remembered scopes and the decision, which name the tool and server, marked", async () => {
+    const { model, el } = setup();
+    const scopes = [
+      { scope: "tool", label: "every call of read_notes on lo\u202ecal" },
+      { scope: "server", label: "every tool on lo\u202ecal" },
+    ];
+    await sendCard(model, { tool: "read_notes", server: "lo\u202ecal", invisible: true, question: permission({ scopes }) });
+    const options = [...cardEl(el, "call_1").querySelectorAll(".mead-scope option")].map((o) => o.textContent);
+    expect(options).toEqual(["every call of read_notes on lo⟨U+202E⟩cal", "every tool on lo⟨U+202E⟩cal"]);
+    const answer = { decision: "allow", by: "person", rule: "every tool on lo\u202ecal", note: "fine\u2067", option_id: null, option_ids: null, text: null, arguments: null };
+    await sendCard(model, { tool: "read_notes", server: "lo\u202ecal", invisible: true, question: permission({ scopes, answer }) });
+    const decision = cardEl(el, "call_1").querySelector(".mead-decision");
+    expect(decision.textContent).toBe("Allowed by you, and always from now on for every tool on lo⟨U+202E⟩cal: fine⟨U+2067⟩");
+    expect(marks(decision)).toEqual(["⟨U+202E⟩", "⟨U+2067⟩"]);
   });
 
   it("Copy as Markdown shows the escapes and the warning", async () => {

@@ -232,7 +232,7 @@ def test_a_card_shows_invisible_characters_and_what_a_big_diff_leaves_out(
     expect(big.locator(".mead-content-head")).to_have_text(head)
     expect(big.locator(".mead-not-shown")).to_have_text("5,902 more changed lines not shown.")
     expect(big).not_to_contain_text("No change")
-    more = big.get_by_role("button", name="Show 469 more lines")
+    more = big.get_by_role("button", name="Show 470 more lines")
     more.click()
     expect(rows(big)).to_have_count(500)
     question.locator(".mead-question-prompt").first.click()
