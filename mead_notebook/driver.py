@@ -55,7 +55,7 @@ from .interaction import (
     Update,
     Withdrawal,
     class_of,
-    kind_of,
+    kind_of_class,
     outcome_of,
 )
 from .interaction import resolve as resolve_interaction
@@ -279,7 +279,7 @@ class TurnDriver:
             server,
             dict(arguments),
             tool_class=klass,
-            kind=kind if kind is not None else kind_of(klass),
+            kind=kind if kind is not None else kind_of_class(klass),
             title=title or tool,
             content=list(content or []),
             locations=list(locations or []),

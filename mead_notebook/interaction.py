@@ -130,7 +130,7 @@ def class_of(kind: str | None) -> ToolClass:
     return "read" if kind in READ_KINDS else "effect"
 
 
-def kind_of(tool_class: str | None) -> ToolKind:
+def kind_of_class(tool_class: str | None) -> ToolKind:
     """The ``kind`` of a call known only by its class: ``read``, or ``other``."""
     return "read" if tool_class == "read" else "other"
 

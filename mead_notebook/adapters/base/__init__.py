@@ -43,10 +43,10 @@ The pieces:
   ``execute(..., decided_by="agent")`` reports a call the agent ran without
   asking; ``session.driver.editable = False`` for a source that cannot carry
   edited arguments or a denial message.
-- :class:`Question` / :func:`question_from`: a framework's own question (a
+- :class:`FrameworkQuestion` / :func:`question_from`: a framework's own question (a
   LangGraph ``interrupt``, a deferred call) as a multiple choice, settled by
   ``Session.ask`` like ``ask_user`` (an option, several, or the person's own
-  words) and answered in the framework's form (:meth:`Question.value`).
+  words) and answered in the framework's form (:meth:`FrameworkQuestion.value`).
 - :data:`active_session`: the session whose run the current task belongs to.
 - :class:`AgentResult`, :func:`missing_extra`, :data:`ASK_USER_MARK`,
   :class:`AskUserOption` / :func:`ask_user_arguments` (a framework's
@@ -63,7 +63,7 @@ from __future__ import annotations
 from mead_notebook.ask_user import Settled
 from mead_notebook.tools.base import result_text
 
-from .questions import NO_ANSWER, Question, question_from
+from .questions import NO_ANSWER, FrameworkQuestion, question_from
 from .replies import Reply, ScriptedReplies
 from .result import AgentResult
 from .session import (
@@ -85,7 +85,7 @@ __all__ = [
     "AgentResult",
     "AskUserOption",
     "CallCancelled",
-    "Question",
+    "FrameworkQuestion",
     "Reply",
     "ScriptedReplies",
     "Session",

@@ -9,17 +9,17 @@ from typing import Any
 from mead_notebook.ask_user import Settled, parse_choice
 from mead_notebook.interaction import Choice
 
-__all__ = ["NO_ANSWER", "Question", "question_from"]
+__all__ = ["NO_ANSWER", "FrameworkQuestion", "question_from"]
 
 NO_ANSWER: Any = object()
-"""What :meth:`Question.value` gives for a question nobody answered."""
+"""What :meth:`FrameworkQuestion.value` gives for a question nobody answered."""
 
 _PROMPT_KEYS = ("prompt", "question", "description", "message")
 _OPTION_KEYS = ("options", "choices")
 
 
 @dataclass(frozen=True)
-class Question:
+class FrameworkQuestion:
     """A question a framework asks, as the ``choice`` put to the person.
 
     ``values`` maps each option id to what the framework is answered with when
@@ -41,7 +41,7 @@ class Question:
         return picked if self.choice.get("multiple") else picked[0]
 
 
-def question_from(tool_call_id: str, value: object) -> Question | None:
+def question_from(tool_call_id: str, value: object) -> FrameworkQuestion | None:
     """The multiple-choice question a framework's value offers, if it offers one.
 
     ``value`` is a mapping with a prompt (``prompt``, ``question``, ``description``
@@ -75,6 +75,6 @@ def question_from(tool_call_id: str, value: object) -> Question | None:
     if value.get("multiple") is True:
         arguments["multiple"] = True
     try:
-        return Question(parse_choice(tool_call_id, arguments), answers)
+        return FrameworkQuestion(parse_choice(tool_call_id, arguments), answers)
     except ValueError:
         return None

@@ -321,7 +321,7 @@ class Session:
         while it runs), or a call of its own.
 
         Returns how it was settled; the framework answers in its own form (see
-        :class:`~mead_notebook.adapters.base.Question`).
+        :class:`~mead_notebook.adapters.base.FrameworkQuestion`).
         """
         tool_call_id = choice["tool_call_id"]
         record = self.record(tool_call_id)

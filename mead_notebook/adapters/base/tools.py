@@ -7,7 +7,7 @@ from typing import Any, cast, get_args
 
 from pydantic import BaseModel
 
-from mead_notebook.interaction import ToolKind, kind_of
+from mead_notebook.interaction import ToolKind, kind_of_class
 
 __all__ = ["ASK_USER_MARK", "AskUserOption", "ask_user_arguments", "declared_kind", "missing_extra"]
 
@@ -42,7 +42,7 @@ def declared_kind(metadata: Mapping[str, Any] | None) -> ToolKind:
     given = (metadata or {}).get("kind")
     if isinstance(given, str) and given in _KINDS:
         return cast(ToolKind, given)
-    return kind_of("read" if (metadata or {}).get("read_only") is True else "effect")
+    return kind_of_class("read" if (metadata or {}).get("read_only") is True else "effect")
 
 
 def missing_extra(module: str, extra: str) -> str:

@@ -7,7 +7,7 @@ from typing import Any
 
 from mead_notebook.interaction import ContentBlock, Location, PlanEntry, ToolKind
 
-__all__ = ["KINDS", "content_of", "kind_of", "locations_of", "plan_of"]
+__all__ = ["KINDS", "claude_kind", "content_of", "locations_of", "plan_of"]
 
 KINDS: dict[str, ToolKind] = {
     "Read": "read",
@@ -27,7 +27,7 @@ MAX_SHOWN = 200_000
 """The longest file an edit's diff reads, in characters."""
 
 
-def kind_of(tool: str) -> ToolKind:
+def claude_kind(tool: str) -> ToolKind:
     """The kind of a Claude Code tool (MCP tools and others: ``other``)."""
     return KINDS.get(tool, "other")
 

@@ -36,7 +36,7 @@ from mead_notebook.tools.base import result_text as as_text
 from mead_notebook.turn import CallRecord, StopReason
 
 from ..base import Session
-from ._calls import content_of, kind_of, locations_of, plan_of
+from ._calls import claude_kind, content_of, locations_of, plan_of
 from ._catalog import SdkTool
 
 __all__ = ["ASK_USER", "ASK_USER_SERVER", "CANCEL_STEP", "SERVER", "STOPPED", "Gate"]
@@ -123,7 +123,7 @@ class Gate:
     def _kind(self, tool: str, name: str) -> ToolKind:
         known = self.sdk_tools.get(tool)
         given = self.kinds.get(tool) or self.kinds.get(name)
-        return given or (known.kind if known is not None else kind_of(tool))
+        return given or (known.kind if known is not None else claude_kind(tool))
 
     def _ask(
         self, tool_use_id: str, tool: str, given: dict[str, Any]

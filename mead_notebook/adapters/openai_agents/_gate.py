@@ -106,7 +106,7 @@ class Gate:
         original = tool
         self.servers[tool.name] = server
         self.schemas[tool.name] = tool.params_json_schema
-        self.tool_kinds[tool.name] = self.kind_of(tool)
+        self.tool_kinds[tool.name] = self.kind_of_tool(tool)
 
         async def formatter(ctx: RunContextWrapper[Any], error: Exception) -> Any:
             if isinstance(ctx, ToolContext):
@@ -144,7 +144,7 @@ class Gate:
                 session.refuse, call_id, name, server, shown, "invalid_arguments", message
             )
             return message
-        kind = self.kind_of(tool)
+        kind = self.kind_of_tool(tool)
         record, allowed = await session.call(
             session.admit, call_id, name, server, class_of(kind), arguments, schema, kind=kind
         )
@@ -201,7 +201,7 @@ class Gate:
         told = tool.timeout_error_function(ctx, error)
         return await told if inspect.isawaitable(told) else told
 
-    def kind_of(self, tool: FunctionTool) -> ToolKind:
+    def kind_of_tool(self, tool: FunctionTool) -> ToolKind:
         """What ``tool`` does: ``kinds`` by its name, else its MCP annotations as far as trusted."""
         given = self.kinds.get(tool.name)
         if given is not None:
