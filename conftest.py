@@ -7,11 +7,11 @@ instance, so all its tests run on one worker, which starts it once. Groups that
 take long go first, so that no worker is left with a long one at the end.
 
 Every run ends with the time per area and its slowest tests, also written to
-``tests/artifacts/durations.json`` (``total_s``: the run's wall time; ``areas``:
-per area, the tests' summed time and the span from the first start to the last
-end; ``slowest``; ``setup_s`` and ``checks_s`` when ``scripts/test.sh`` passes
-them in ``MEAD_SETUP_S`` and ``MEAD_CHECKS_S``), so that growth shows where it
-comes from.
+``tests/artifacts/durations.json``: ``total_s``, the run's wall time; ``areas``,
+per area the tests' summed time and the span from the first start to the last
+end; ``outcomes``, how many tests passed, failed, errored or were skipped;
+``slowest``; and ``setup_s`` and ``checks_s`` when ``scripts/test.sh`` passes them
+in ``MEAD_SETUP_S`` and ``MEAD_CHECKS_S``. So growth shows where it comes from.
 """
 
 from __future__ import annotations
@@ -25,6 +25,9 @@ from typing import Any
 
 import pytest
 
+STARTED = float(os.environ.get("MEAD_TESTS_STARTED") or time.time())
+"""When this run started: as ``scripts/test.sh`` started pytest, else when pytest loaded
+this file (the controller, under xdist)."""
 ROOT = Path(__file__).resolve().parent
 DURATIONS = ROOT / "tests" / "artifacts" / "durations.json"
 SLOWEST = 25
@@ -97,12 +100,9 @@ class Timings:
     """What each test took, gathered where the reports arrive (the controller under xdist)."""
 
     def __init__(self) -> None:
-        self.started = time.time()
+        self.started = STARTED
         self.tests: dict[str, dict[str, float]] = {}
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_sessionstart(self, session: pytest.Session) -> None:
-        self.started = time.time()
+        self.outcomes: dict[str, str] = {}
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         entry = self.tests.setdefault(
@@ -111,6 +111,11 @@ class Timings:
         entry["duration"] += report.duration
         entry["start"] = min(entry["start"], report.start)
         entry["stop"] = max(entry["stop"], report.stop)
+        if report.when == "call" or report.outcome != "passed":
+            failed = report.failed and report.when != "call"
+            outcome = "error" if failed else report.outcome
+            if self.outcomes.get(report.nodeid) not in ("failed", "error"):
+                self.outcomes[report.nodeid] = outcome
 
     def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:
         if not self.tests:
@@ -149,6 +154,10 @@ class Timings:
                     "span_s": round(a["last"] - a["first"], 1),
                 }
                 for name, a in sorted(areas.items())
+            },
+            "outcomes": {
+                outcome: sum(1 for o in self.outcomes.values() if o == outcome)
+                for outcome in sorted(set(self.outcomes.values()))
             },
             "slowest": [{"test": nodeid, "s": round(t["duration"], 2)} for nodeid, t in slowest],
         }

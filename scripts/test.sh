@@ -15,7 +15,9 @@ export MEAD_SETUP_S=$((SECONDS - started))
 export PATH="$root/.venv/bin:$PATH"
 
 started=$SECONDS
-echo "== ruff"; ruff check . && ruff format --check .
+echo "== ruff"
+ruff check .
+ruff format --check .
 # mypy, tsc and vitest at once, each with its own output, shown in order.
 logs="$(mktemp -d)"
 mypy >"$logs/mypy" 2>&1 &
@@ -36,4 +38,4 @@ rm -rf "$logs"
 export MEAD_CHECKS_S=$((SECONDS - started))
 
 echo "== pytest"
-pytest --nbval -n "${MEAD_TEST_WORKERS:-4}" --dist loadgroup --durations=25 "$@"
+MEAD_TESTS_STARTED="$(date +%s.%N)" pytest --nbval -n "${MEAD_TEST_WORKERS:-4}" --dist loadgroup --durations=25 "$@"
