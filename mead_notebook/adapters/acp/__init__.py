@@ -21,9 +21,11 @@ command and its files before anyone decides. ACP cannot carry edited arguments
 or a denial message, so requests say ``editable: False``. Allow answers the
 agent's allow-once option, Deny its reject-once; a question that expired or was
 interrupted answers ``cancelled``. A call the agent ran under its own rules says
-``decided_by: "agent"``. ACP has no per-call cancel: a card's Cancel cancels the
-agent's whole turn (``session/cancel``). A kernel interrupt cancels the turn and
-kills the agent's whole process group.
+``decided_by: "agent"``; with ``strict=True`` one that may change something
+stops the turn. ACP has no per-call cancel: a card's Cancel cancels the agent's
+whole turn (``session/cancel``). A kernel interrupt cancels the turn and kills
+the agent's whole process group. The turn's header names the agent, its mode,
+its sandbox and the settings it loaded (:class:`~mead_notebook.AgentInfo`).
 """
 
 from __future__ import annotations
@@ -41,7 +43,15 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
 from mead_notebook.turn import Turn
 
 from ._conversation import AcpResult, AgentError, Conversation
-from ._presets import PRESETS, AgentNotFoundError, AgentSpec, agent, scripted_agent
+from ._presets import (
+    PRESETS,
+    AgentNotFoundError,
+    AgentSpec,
+    SandboxError,
+    Settings,
+    agent,
+    scripted_agent,
+)
 
 __all__ = [
     "PRESETS",
@@ -50,6 +60,8 @@ __all__ = [
     "AgentNotFoundError",
     "AgentSpec",
     "Conversation",
+    "SandboxError",
+    "Settings",
     "agent",
     "arun",
     "run",
@@ -65,13 +77,15 @@ def run(
     *,
     interaction: object,
     cwd: str | os.PathLike[str] | None = None,
+    strict: bool = False,
 ) -> AcpResult:
     """Start ``agent`` in ``cwd`` (default: the current directory), run one turn, end it.
 
     A kernel interrupt stops the agent and propagates; an agent that fails raises
-    ``TurnError`` (its ``result`` holds what the turn produced).
+    ``TurnError`` (its ``result`` holds what the turn produced). ``strict``: a call
+    that may change something, run by the agent without asking, stops the turn.
     """
-    return start(agent, prompt, interaction=interaction, cwd=cwd).result()
+    return start(agent, prompt, interaction=interaction, cwd=cwd, strict=strict).result()
 
 
 async def arun(
@@ -80,9 +94,10 @@ async def arun(
     *,
     interaction: object,
     cwd: str | os.PathLike[str] | None = None,
+    strict: bool = False,
 ) -> AcpResult:
     """As :func:`run`, awaited (for async cells)."""
-    return await start(agent, prompt, interaction=interaction, cwd=cwd)
+    return await start(agent, prompt, interaction=interaction, cwd=cwd, strict=strict)
 
 
 def start(
@@ -91,16 +106,20 @@ def start(
     *,
     interaction: object,
     cwd: str | os.PathLike[str] | None = None,
+    strict: bool = False,
 ) -> Turn[AcpResult]:
     """As :func:`run`, in a thread of its own: returns the turn's handle at once."""
     _check(agent)
-    return Conversation(agent, cwd).start(prompt, interaction=interaction, close_after=True)
+    conversation = Conversation(agent, cwd, strict=strict)
+    return conversation.start(prompt, interaction=interaction, close_after=True)
 
 
-def session(agent: AgentSpec, *, cwd: str | os.PathLike[str] | None = None) -> Conversation:
+def session(
+    agent: AgentSpec, *, cwd: str | os.PathLike[str] | None = None, strict: bool = False
+) -> Conversation:
     """One agent and one ACP session for several turns (``.run``, ``.arun``, ``.start``)."""
     _check(agent)
-    return Conversation(agent, cwd)
+    return Conversation(agent, cwd, strict=strict)
 
 
 def _check(agent: Any) -> None:

@@ -22,6 +22,7 @@ from acp.schema import (
     AgentThoughtChunk,
     AllowedOutcome,
     CancelElicitationResponse,
+    CurrentModeUpdate,
     DeclineElicitationResponse,
     DeniedOutcome,
     ElicitationFormRequestMode,
@@ -36,7 +37,7 @@ from acp.schema import (
 
 from mead_notebook import Allow, Call
 from mead_notebook.adapters.base import Session
-from mead_notebook.interaction import FINAL_STATUSES, Location, ToolKind
+from mead_notebook.interaction import FINAL_STATUSES, AgentInfo, Location, ToolKind, class_of
 from mead_notebook.turn import CallRecord
 
 from . import _mapping as m
@@ -45,10 +46,15 @@ from ._presets import LATE_INPUT
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
 
-__all__ = ["LATE_INPUT", "TURN_STOPS", "Client", "TurnMapper"]
+__all__ = ["LATE_INPUT", "STRICT", "TURN_STOPS", "Client", "TurnMapper"]
 
 TURN_STOPS = "running · ACP has no per-call cancel: Cancel stops the agent's whole turn"
 """The step of a running call: what its card's Cancel does."""
+STRICT = (
+    "{tool} ran without asking (strict): the agent's own rules ran it before anyone here "
+    "was asked, so the agent's turn was stopped"
+)
+"""What a call that may change something says when it ran unasked under ``strict=True``."""
 
 
 class TurnMapper:
@@ -62,12 +68,19 @@ class TurnMapper:
         forward_always: bool,
         cancel_turn: Callable[[], None],
         late_input: float = LATE_INPUT,
+        strict: bool = False,
+        mode_changed: Callable[[str], AgentInfo] | None = None,
     ) -> None:
         self.session = session
         self.server = server
         self.forward_always = forward_always
         self.late_input = late_input
         self.cancel_turn = cancel_turn
+        self.strict = strict
+        """Stop the turn when the agent runs a call that may change something unasked."""
+        self.stopped: str | None = None
+        """Why strict stopped the turn, once it has."""
+        self.mode_changed = mode_changed
         self.records: dict[str, CallRecord] = {}
         self.asked: set[str] = set()
         self.running: set[str] = set()
@@ -97,6 +110,8 @@ class TurnMapper:
             await self._call(self.session.driver.plan, m.plan_of(update.entries))
         elif isinstance(update, (ToolCallStart, ToolCallProgress)):
             await self._call(self._tool_call, update)
+        elif isinstance(update, CurrentModeUpdate) and self.mode_changed is not None:
+            await self._call(self.session.driver.agent, self.mode_changed(update.current_mode_id))
 
     def _tool_call(self, update: ToolCallStart | ToolCallProgress) -> None:
         record = self._see(update)
@@ -106,6 +121,9 @@ class TurnMapper:
         if record.tool_call_id not in self.running:
             # Running without a question from here: the agent's own rules allowed it.
             self._run(record, decided_by="agent")
+            if self.strict and class_of(record.kind) == "effect":
+                self._stop_strict(record)
+                return
         reported = m.content_of(update.content)
         text = m.result_text(update.raw_output, reported)
         content = m.finished_content(record.content, reported, text, update.raw_output)
@@ -176,6 +194,16 @@ class TurnMapper:
         call.on_cancel(lambda: self._cancel_call(record))
         self.session.driver.running(record, call, step=TURN_STOPS, decided_by=decided_by)
 
+    def _stop_strict(self, record: CallRecord) -> None:
+        """Under ``strict``: the call that ran unasked ends ``interrupted`` saying so, and
+        the agent's whole turn is cancelled (once)."""
+        message = STRICT.format(tool=record.tool)
+        self.session.driver.fail(record, "interrupted", message, step="stopped: ran without asking")
+        if self.stopped is None:
+            self.stopped = message
+            log.warning("%s: %s", self.server, message)
+            self.cancel_turn()
+
     def _cancel_call(self, record: CallRecord) -> None:
         """A card's Cancel: the call ends ``cancelled`` and the whole turn is cancelled."""
         self.session.post(self._cancelled, record)
@@ -199,7 +227,7 @@ class TurnMapper:
         record: CallRecord = await self._call(partial(self._see, asking=True), tool_call)
         if not record.arguments and self.late_input > 0:
             await self._late_input(record.tool_call_id)
-        if record.status in FINAL_STATUSES or self.session.cancelled.is_set():
+        if record.status in FINAL_STATUSES or self.session.cancelled.is_set() or self.stopped:
             return _cancelled()
         if record.tool_call_id in self.asked:
             log.warning("%s asked again about %s; asking again", self.server, record.tool_call_id)

@@ -26,6 +26,7 @@ from acp.schema import (
 
 from mead_notebook.adapters.base import AgentResult, Session
 from mead_notebook.errors import MeadError
+from mead_notebook.interaction import AgentInfo
 from mead_notebook.turn import Turn
 
 from . import _mapping as m
@@ -70,6 +71,9 @@ class AcpResult(AgentResult):
     """
 
     agent_stop_reason: str | None = None
+    stopped: str | None = None
+    """Why the turn was stopped here (``strict=True``: a call that may change something
+    ran without asking), or None."""
 
 
 class Conversation:
@@ -79,10 +83,22 @@ class Conversation:
     interrupt (or ``turn.cancel()``) cancels the ACP session, answers open
     questions ``cancelled`` and kills the agent's process group; the next turn
     starts a new agent (and a new ACP session). :meth:`close` ends it for good.
+
+    ``strict``: a call that may change something (kind ``edit``, ``delete``,
+    ``move``, ``execute``, ``fetch``, ``other``) that the agent runs under its own
+    rules, without asking anyone here, ends ``interrupted`` and cancels the
+    agent's turn (``result.stopped`` says why). By default such calls are
+    reported ``decided_by: "agent"`` and the turn goes on.
     """
 
-    def __init__(self, spec: AgentSpec, cwd: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self, spec: AgentSpec, cwd: str | os.PathLike[str] | None = None, *, strict: bool = False
+    ) -> None:
         self.spec = spec
+        self.strict = strict
+        self.mode: str | None = None
+        """The agent's session mode, as it last said."""
+        self.model: str | None = None
         self.cwd = os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd())
         if not os.path.isdir(self.cwd):
             raise NotADirectoryError(f"cwd {self.cwd!r} is not a directory")
@@ -151,6 +167,8 @@ class Conversation:
             forward_always=self.spec.forward_always,
             late_input=self.spec.late_input,
             cancel_turn=lambda: self._cancel_from_card(session),
+            strict=self.strict,
+            mode_changed=self._mode_changed,
         )
         if not self._busy.acquire(blocking=False):
             session.close()
@@ -198,6 +216,9 @@ class Conversation:
         result.output = response
         result.agent_stop_reason = response.stop_reason
         result.stop_reason = m.stop_reason_of(response.stop_reason)
+        result.stopped = mapper.stopped
+        if mapper.stopped is not None:
+            result.stop_reason = "interrupted"
         return result
 
     async def _prompt(self, mapper: TurnMapper, prompt: str) -> PromptResponse:
@@ -207,6 +228,7 @@ class Conversation:
             if mapper.session.cancelled.is_set():
                 # Interrupted while the agent started: the prompt never goes out.
                 raise asyncio.CancelledError
+            await mapper.session.call(mapper.session.driver.agent, self.info())
             return await self._send_prompt(mapper, prompt)
         finally:
             self._prompting = None
@@ -253,7 +275,8 @@ class Conversation:
         if self.process is not None and self.process.returncode is None:
             return
         env = self.spec.environment()
-        process = await AgentProcess.spawn(self.spec.name, self.spec.command, env, self.cwd)
+        command = self.spec.command_in(self.cwd)
+        process = await AgentProcess.spawn(self.spec.name, command, env, self.cwd)
         try:
             await self._connect(process)
         except BaseException:
@@ -282,6 +305,8 @@ class Conversation:
         if opening in done and opening.exception() is None:
             self.process, self._conn, self.session_id = process, conn, opening.result()
             return
+        if opening in done and isinstance(opening.exception(), AgentError):
+            raise cast(AgentError, opening.exception())
         if not done:
             raise AgentError(f"{self.spec.name} did not open a session within {START_TIMEOUT} s")
         await self._lost(process, "while starting", opening)
@@ -298,18 +323,40 @@ class Conversation:
             ),
             client_info=Implementation(name="mead-notebook", version=__version__),
         )
-        opened = await conn.new_session(cwd=self.cwd, mcp_servers=[])
-        mode = self.spec.mode
-        if mode is not None and opened.modes is not None:
-            offered = [m.id for m in opened.modes.available_modes]
-            if mode not in offered:
-                named = ", ".join(offered)
-                raise AgentError(
-                    f"{self.spec.name} has no session mode {mode!r} (it offers {named})"
-                )
-            if opened.modes.current_mode_id != mode:
-                await conn.set_session_mode(session_id=opened.session_id, mode_id=mode)
+        opened = await conn.new_session(cwd=self.cwd, mcp_servers=[], **self.spec.session_meta)
+        self.model = m.model_of(opened.config_options)
+        modes = opened.modes
+        # An agent started with an asking policy (Codex) may name a mode of its own that
+        # the policy overrides: the policy is what the header says, until the mode changes.
+        self.mode = None
+        if modes is not None and self.spec.policy is None:
+            self.mode = modes.current_mode_id
+        wanted = self.spec.mode
+        if wanted is None or self.mode == wanted:
+            return str(opened.session_id)
+        name = self.spec.name
+        offered = [mode.id for mode in modes.available_modes] if modes is not None else []
+        listed = f"it offers {', '.join(offered)}" if offered else "it offers no session modes"
+        if wanted not in offered:
+            raise AgentError(f"{name} cannot run in session mode {wanted!r}: {listed}")
+        try:
+            await conn.set_session_mode(session_id=opened.session_id, mode_id=wanted)
+        except Exception as exc:
+            raise AgentError(
+                f"{name} refused session mode {wanted!r} ({exc}); {listed}, and it is in "
+                f"{self.mode!r}"
+            ) from exc
+        self.mode = wanted
         return str(opened.session_id)
+
+    def info(self) -> AgentInfo:
+        """What the turn's header says of the agent: its name, mode, sandbox, settings."""
+        return self.spec.info(self.mode, self.model)
+
+    def _mode_changed(self, mode: str) -> AgentInfo:
+        """The agent says it is in another session mode now (callback thread)."""
+        self.mode = mode
+        return self.info()
 
     # -- stopping -----------------------------------------------------------------------
 

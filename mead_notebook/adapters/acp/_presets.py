@@ -1,26 +1,44 @@
-"""Which agent to start: a preset (claude, codex, gemini) or a command."""
+"""Which agent to start: a preset (claude, codex, gemini) or a command.
+
+A preset starts its agent under rules that make it ask before edits and
+commands: its asking mode, the person's own settings only (not a project's,
+which a cloned repository writes: they may allow commands or add hooks) unless
+``settings="project"``, and for Codex a sandbox that works (:mod:`._sandbox`).
+"""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Literal, get_args
 
 from mead_notebook.errors import MeadError
+from mead_notebook.interaction import AgentInfo
+
+from ._sandbox import SandboxError, codex_sandbox
 
 __all__ = [
     "PRESETS",
+    "SETTINGS",
     "AgentNotFoundError",
     "AgentSpec",
     "Preset",
+    "SandboxError",
+    "Settings",
     "agent",
-    "codex_sandbox",
     "scripted_agent",
 ]
+
+Settings = Literal["user", "project"]
+"""Which of its own settings a preset's agent loads: ``user`` (the person's own:
+Claude's ``~/.claude``, Codex's ``CODEX_HOME``, Gemini's ``~/.gemini``) or
+``project`` (the project's too, as the agent does on its own)."""
+SETTINGS: Final[tuple[str, ...]] = get_args(Settings)
 
 
 class AgentNotFoundError(MeadError, FileNotFoundError):
@@ -43,24 +61,45 @@ class Preset:
     unset: tuple[str, ...] = ()
     """Variables of the kernel's environment the agent does not inherit (``env=`` still sets
     them)."""
-    settings: Callable[[str | None], tuple[str, ...]] | None = None
-    """More arguments, chosen for the agent's ``PATH``."""
     late_input: float = LATE_INPUT
     """How long a question without the call's input waits for it (0: the agent never
     sends it, as Gemini CLI's questions)."""
+    policy: str | None = None
+    """The asking policy it starts with when it has no session modes (Codex)."""
+    sandboxed: bool = False
+    """Whether it runs its commands in a sandbox of its own (Codex)."""
 
 
-def codex_sandbox(path: str | None) -> tuple[str, ...]:
-    """Codex's ``sandbox_mode`` for this ``PATH``: ``workspace-write`` where bubblewrap
-    (``bwrap``, Codex's Linux sandbox) is found, else ``danger-full-access``.
+def _claude_settings(settings: Settings) -> dict[str, Any]:
+    """``_meta`` of ``session/new``: the Claude Agent SDK's ``settingSources``.
 
-    Without bubblewrap every command Codex runs in its sandbox fails, even once
-    allowed. Under the ``untrusted`` approval policy Codex asks before every
-    command but the read-only ones it knows (``ls``, ``cat``) in either mode, and
-    writes its patches in the session's ``cwd`` in either mode.
+    claude-agent-acp loads ``user``, ``project`` and ``local`` unless told.
     """
-    found = shutil.which("bwrap", path=path) is not None
-    return ("-c", f'sandbox_mode="{"workspace-write" if found else "danger-full-access"}"')
+    sources = ["user"] if settings == "user" else ["user", "project", "local"]
+    return {"claudeCode": {"options": {"settingSources": sources}}}
+
+
+def _gemini_settings(settings: Settings) -> dict[str, str]:
+    """Gemini CLI reads a workspace's ``.gemini/settings.json`` (and ``.env``) only in a
+    folder it trusts; ``GEMINI_CLI_TRUST_WORKSPACE=false`` trusts none."""
+    return {"GEMINI_CLI_TRUST_WORKSPACE": "false"} if settings == "user" else {}
+
+
+def codex_untrusted(cwd: str) -> tuple[str, ...]:
+    """Arguments that keep Codex from loading the project's ``.codex`` (config, hooks,
+    rules that allow commands) in ``cwd``: the folder and every one above it untrusted.
+
+    Codex loads a project's layers from its root (``.git``) down to ``cwd`` when
+    the person's config trusts the folder or its root; these entries win over that.
+    """
+    folders: list[str] = []
+    for start in dict.fromkeys((os.path.abspath(cwd), os.path.realpath(cwd))):
+        folder = start
+        while folder not in folders:
+            folders.append(folder)
+            folder = os.path.dirname(folder)
+    table = ",".join(f'{json.dumps(f)}={{trust_level="untrusted"}}' for f in folders)
+    return ("-c", f"projects={{{table}}}")
 
 
 PRESETS: dict[str, Preset] = {
@@ -78,7 +117,8 @@ PRESETS: dict[str, Preset] = {
         "codex-acp",
         "@zed-industries/codex-acp",
         args=("-c", 'approval_policy="untrusted"'),
-        settings=codex_sandbox,
+        policy="untrusted",
+        sandboxed=True,
     ),
     # Its questions never carry the call's input (the command is in the title).
     "gemini": Preset(
@@ -108,11 +148,36 @@ class AgentSpec:
     unset: tuple[str, ...] = ()
     late_input: float = LATE_INPUT
     """How long a question without the call's input waits for it, in seconds."""
+    settings: Settings | None = None
+    """Which of its own settings a preset's agent loads (None: a command, its own way)."""
+    sandbox: str | None = None
+    """Codex's ``sandbox_mode`` (None: the agent has no sandbox of its own we know of)."""
+    policy: str | None = None
+    """The asking policy it starts with when it has no session modes (Codex)."""
+    session_meta: Mapping[str, Any] = field(default_factory=dict)
+    """``_meta`` of ``session/new`` (Claude: which settings it loads)."""
+    in_folder: Callable[[str], tuple[str, ...]] | None = None
+    """More arguments for the session's folder (Codex: its project layers untrusted)."""
 
     def environment(self) -> dict[str, str]:
         """The agent's environment: the kernel's less :attr:`unset`, plus :attr:`env`."""
         inherited = {k: v for k, v in os.environ.items() if k not in self.unset}
         return {**inherited, **self.env}
+
+    def command_in(self, cwd: str) -> tuple[str, ...]:
+        """The command that starts the agent for a session in ``cwd``."""
+        return (*self.command, *(self.in_folder(cwd) if self.in_folder else ()))
+
+    def info(self, mode: str | None = None, model: str | None = None) -> AgentInfo:
+        """What the turn's header says of the agent, in ``mode`` (its session mode)."""
+        details = AgentInfo(agent=self.name, mode=mode or self.policy)
+        if self.sandbox is not None:
+            details["sandbox"] = self.sandbox
+        if self.settings is not None:
+            details["settings"] = self.settings
+        if model:
+            details["model"] = model
+        return details
 
 
 def agent(
@@ -125,18 +190,32 @@ def agent(
     executable: str | None = None,
     args: Sequence[str] = (),
     forward_always: bool = False,
+    settings: Settings = "user",
+    sandbox: str | None = None,
 ) -> AgentSpec:
     """An agent to run: a preset (``"claude"``, ``"codex"``, ``"gemini"``) or ``command``.
 
     ``executable`` replaces the preset's program (a path, or a name on ``PATH``);
     ``args`` come after the preset's own. ``mode`` replaces the preset's session
-    mode (pass a bypass or auto mode only if you mean it). A program that cannot
-    be found raises :class:`AgentNotFoundError` naming the npm package to install.
+    mode (pass a bypass or auto mode only if you mean it); a mode the agent does
+    not offer, or will not take, fails its start with :class:`AgentError`.
+    ``settings="project"`` lets a preset's agent load the project's own settings
+    too (a repository's ``.claude/``, ``.gemini/``, ``.codex/`` may allow commands
+    or add hooks); by default it loads the person's own only. ``sandbox``
+    (Codex only) is its ``sandbox_mode``: by default ``workspace-write`` once
+    bubblewrap shows it works, else :class:`SandboxError`;
+    ``"danger-full-access"`` runs Codex without a sandbox, knowingly. A program
+    that cannot be found raises :class:`AgentNotFoundError` naming the npm
+    package to install.
     """
     extra = dict(env or {})
     if (preset is None) == (command is None):
         raise TypeError("acp.agent takes a preset name or command=[...], not both or neither")
+    if settings not in SETTINGS:
+        raise ValueError(f"settings must be one of {', '.join(SETTINGS)}, not {settings!r}")
     if command is not None:
+        if sandbox is not None:
+            raise TypeError("sandbox= is for the codex preset; pass your agent's own arguments")
         argv = [str(part) for part in command]
         if not argv:
             raise ValueError("command must name the agent's program")
@@ -163,9 +242,32 @@ def agent(
             f"{preset}: {program!r} was not found on PATH; install it with "
             f"`npm install -g {known.package}` (or pass executable='/path/to/{known.executable}')"
         )
-    chosen = known.settings(extra.get("PATH", os.environ.get("PATH"))) if known.settings else ()
+    label = name or str(preset)
+    given = _config_overrides(args)
+    if "sandbox_mode" in given:
+        raise TypeError(f"{preset}: pass sandbox={given['sandbox_mode']!r}, not -c sandbox_mode=")
+    chosen: tuple[str, ...] = ()
+    mode_of_sandbox: str | None = None
+    if known.sandboxed:
+        box = codex_sandbox(found, extra, sandbox, name=label)
+        mode_of_sandbox = box.mode
+        chosen = ("-c", f'sandbox_mode="{box.mode}"')
+        if box.path_first is not None:
+            extra["PATH"] = os.pathsep.join(
+                [box.path_first, extra.get("PATH", os.environ.get("PATH", os.defpath))]
+            )
+    elif sandbox is not None:
+        raise TypeError(f"sandbox= is for the codex preset; {preset} has no sandbox setting")
+    meta: dict[str, Any] = {}
+    in_folder = None
+    if preset == "claude":
+        meta = _claude_settings(settings)
+    elif preset == "gemini":
+        _force(extra, _gemini_settings(settings), preset)
+    elif preset == "codex" and settings == "user":
+        in_folder = codex_untrusted
     return AgentSpec(
-        name or str(preset),
+        label,
         (found, *known.args, *chosen, *(str(a) for a in args)),
         extra,
         mode if mode is not None else known.mode,
@@ -173,7 +275,34 @@ def agent(
         known.package,
         known.unset,
         known.late_input,
+        settings=settings,
+        sandbox=mode_of_sandbox,
+        policy=given.get("approval_policy", known.policy) if known.policy else None,
+        session_meta=meta,
+        in_folder=in_folder,
     )
+
+
+def _config_overrides(args: Sequence[str]) -> dict[str, str]:
+    """The ``-c key=value`` (``--config``) overrides among ``args``, the last one winning."""
+    found: dict[str, str] = {}
+    items = [str(a) for a in args]
+    for flag, value in itertools.pairwise(items):
+        if flag in ("-c", "--config") and "=" in value:
+            key, _, setting = value.partition("=")
+            found[key.strip()] = setting.strip().strip("\"'")
+    return found
+
+
+def _force(env: dict[str, str], forced: Mapping[str, str], preset: str) -> None:
+    """Set what the preset's settings need in ``env``; a different value given is an error."""
+    for key, value in forced.items():
+        if env.get(key, value) != value:
+            raise ValueError(
+                f"{preset}: env sets {key}={env[key]!r}, which settings='user' sets to "
+                f"{value!r}; pass settings='project' to let the agent load the project's settings"
+            )
+        env[key] = value
 
 
 def _which(program: str, env: Mapping[str, str]) -> str | None:

@@ -10,6 +10,7 @@ list of steps per prompt::
     {"crash": "message", "code": 3}   write to stderr and exit
     {"stop": "max_tokens"}   end the turn with this stop reason
     {"raw": {...}}   a ``session/update`` with this update, sent unvalidated
+    {"mode": "auto"}   switch to this session mode and say so (``current_mode_update``)
 
 A call: ``id``, ``title``, ``kind``, ``input`` (rawInput), ``meta`` (``_meta``),
 ``diff`` ``{path, old, new}``, ``command``, ``locations``; ``ask`` (request
@@ -21,6 +22,11 @@ reject), ``does`` (logged as ``did`` once it runs). Each call's end is logged as
 ``told`` ``{id, text, error}``: what the agent learned of it. A reject goes on
 (``reject_ends_turn``: ends the turn ``cancelled``); a cancelled question ends the
 turn ``cancelled``.
+
+Its session modes are ``default`` and ``auto`` (it starts in ``auto``);
+``MEAD_SCRIPTED_MODES`` in its environment lists others (comma-separated; empty:
+it offers none), ``MEAD_SCRIPTED_MODE_FAILS=1`` makes ``session/set_mode`` fail.
+``session/new``'s ``_meta`` is logged with ``new_session``.
 
 Run as ``python -m mead_notebook.adapters.acp.scripted SCRIPT [LOG.jsonl]`` (SCRIPT: the
 turns as JSON, a file holding them, or ``@FILE``: a file holding one turn's steps,
@@ -93,18 +99,26 @@ class _Scripted:
     async def new_session(self, cwd: str, **kwargs: Any) -> Any:
         from acp.schema import NewSessionResponse, SessionMode, SessionModeState
 
-        self.log("new_session", cwd=cwd)
+        skip = ("mcp_servers", "additional_directories")
+        meta = {k: v for k, v in kwargs.items() if k not in skip}
+        self.log("new_session", cwd=cwd, meta=meta)
+        listed = os.environ.get("MEAD_SCRIPTED_MODES")
+        names = ["default", "auto"] if listed is None else [m for m in listed.split(",") if m]
+        if not names:
+            return NewSessionResponse(session_id="s1")
+        self.mode = self.mode if self.mode in names else names[0]
         modes = SessionModeState(
             current_mode_id=self.mode,
-            available_modes=[
-                SessionMode(id="default", name="Ask before edits and commands"),
-                SessionMode(id="auto", name="Run everything without asking"),
-            ],
+            available_modes=[SessionMode(id=name, name=name.capitalize()) for name in names],
         )
         return NewSessionResponse(session_id="s1", modes=modes)
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> None:
+        import acp
+
         self.log("mode", mode=mode_id)
+        if os.environ.get("MEAD_SCRIPTED_MODE_FAILS") == "1":
+            raise acp.RequestError.invalid_params({"mode": f"{mode_id} is not allowed here"})
         self.mode = mode_id
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
@@ -160,6 +174,7 @@ class _Scripted:
 
     async def step(self, session_id: str, step: dict[str, Any]) -> str | None:
         import acp
+        from acp.helpers import update_current_mode
         from acp.schema import PlanEntry
 
         if "text" in step:
@@ -193,6 +208,9 @@ class _Scripted:
             # As sent, malformed or not: the connection's own sender does not validate.
             params = {"sessionId": session_id, "update": step["raw"]}
             await self.conn._conn.send_notification("session/update", params)
+        elif "mode" in step:
+            self.mode = str(step["mode"])
+            await self.send(session_id, update_current_mode(self.mode))
         elif "ask" in step:
             return await self.elicit(session_id, step["ask"])
         elif "call" in step:

@@ -1,0 +1,248 @@
+"""The presets: what makes each agent ask, which settings it loads, and Codex's sandbox."""
+
+from __future__ import annotations
+
+import os
+import platform
+import stat
+from pathlib import Path
+
+import pytest
+
+from mead_notebook.adapters import acp
+from mead_notebook.adapters.acp import _presets, _sandbox
+
+ELF = b"\x7fELF" + b"\0" * 60
+
+
+def program(folder: Path, name: str, text: str = "#!/bin/sh\n", data: bytes | None = None) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    if data is not None:
+        path.write_bytes(data)
+    else:
+        path.write_text(text)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
+
+
+def bwrap(folder: Path, *, works: bool = True, argv0: bool = True, hangs: bool = False) -> Path:
+    """A stand-in for bubblewrap: it records its arguments, and works or fails as told."""
+    help_text = "    --argv0 VALUE    Set argv[0]" if argv0 else "    --chdir DIR"
+    failing = "echo 'No permissions to create new namespace' >&2; exit 1"
+    run = "sleep 30" if hangs else ("exit 0" if works else failing)
+    return program(
+        folder,
+        "bwrap",
+        f'#!/bin/sh\necho "$@" >> "{folder}/bwrap.log"\n'
+        f'if [ "$1" = "--help" ]; then echo "{help_text}"; exit 0; fi\n{run}\n',
+    )
+
+
+@pytest.fixture
+def tools(tmp_path: Path) -> Path:
+    """A PATH holding the three agents' programs and the shell tools a probe needs."""
+    folder = tmp_path / "bin"
+    for name in ("claude-agent-acp", "codex-acp", "gemini"):
+        program(folder, name)
+    for name in ("sh", "echo", "sleep", "true"):
+        found = [Path(p) / name for p in [*os.defpath.split(os.pathsep), "/usr/bin", "/bin"]]
+        source = next(p for p in found if p.exists())
+        (folder / name).symlink_to(source)
+    return folder
+
+
+def test_presets_ask_before_edits_and_commands(tools: Path) -> None:
+    bwrap(tools)
+    env = {"PATH": str(tools)}
+    claude, codex, gemini = (acp.agent(n, env=env) for n in ("claude", "codex", "gemini"))
+    assert (claude.command, claude.mode) == ((str(tools / "claude-agent-acp"),), "default")
+    assert codex.command == (
+        str(tools / "codex-acp"),
+        "-c",
+        'approval_policy="untrusted"',
+        "-c",
+        'sandbox_mode="workspace-write"',
+    )
+    assert (gemini.command[1:], gemini.mode) == (("--acp",), "default")
+    assert not any(s.forward_always for s in (claude, codex, gemini))
+    own = acp.agent(command=["gemini", "--acp", "-m", "x"], env=env, name="mine")
+    assert (own.name, own.command[1:], own.mode, own.settings) == (
+        "mine",
+        ("--acp", "-m", "x"),
+        None,
+        None,
+    )
+    assert acp.agent("claude", env=env, mode="acceptEdits").mode == "acceptEdits"
+    # Gemini's questions never carry the call's input: they do not wait for it.
+    assert (claude.late_input, codex.late_input, gemini.late_input) == (
+        acp._client.LATE_INPUT,
+        acp._client.LATE_INPUT,
+        0.0,
+    )
+    assert own.late_input == acp._client.LATE_INPUT
+
+
+def test_the_header_says_each_presets_mode_sandbox_and_settings(tools: Path) -> None:
+    bwrap(tools)
+    env = {"PATH": str(tools)}
+    claude = acp.agent("claude", env=env)
+    codex = acp.agent("codex", env=env)
+    assert claude.info("default") == {"agent": "claude", "mode": "default", "settings": "user"}
+    # Codex has no session modes: its approval policy is its asking mode.
+    assert codex.info(None, "gpt-5.5") == {
+        "agent": "codex",
+        "mode": "untrusted",
+        "sandbox": "workspace-write",
+        "settings": "user",
+        "model": "gpt-5.5",
+    }
+    bare = acp.agent("codex", env=env, sandbox="danger-full-access", settings="project")
+    assert (bare.info()["sandbox"], bare.info()["settings"]) == ("danger-full-access", "project")
+    told = acp.agent("codex", env=env, args=["-c", 'approval_policy="on-request"'])
+    assert told.info()["mode"] == "on-request"
+    own = acp.agent(command=["gemini"], env=env)
+    assert own.info("yolo") == {"agent": "gemini", "mode": "yolo"}
+
+
+# -- which settings each agent loads ------------------------------------------------------
+
+
+def test_claude_loads_the_persons_settings_only_unless_asked(tools: Path) -> None:
+    env = {"PATH": str(tools)}
+    assert acp.agent("claude", env=env).session_meta == {
+        "claudeCode": {"options": {"settingSources": ["user"]}}
+    }
+    assert acp.agent("claude", env=env, settings="project").session_meta == {
+        "claudeCode": {"options": {"settingSources": ["user", "project", "local"]}}
+    }
+
+
+def test_gemini_trusts_no_workspace_unless_asked(
+    tools: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A kernel started with the variable set must not hand the trust to the agent.
+    monkeypatch.setenv("GEMINI_CLI_TRUST_WORKSPACE", "true")
+    env = {"PATH": str(tools)}
+    assert acp.agent("gemini", env=env).environment()["GEMINI_CLI_TRUST_WORKSPACE"] == "false"
+    assert (
+        acp.agent("gemini", env=env, settings="project").environment()["GEMINI_CLI_TRUST_WORKSPACE"]
+        == "true"
+    )
+    with pytest.raises(ValueError, match="settings='project'"):
+        acp.agent("gemini", env={**env, "GEMINI_CLI_TRUST_WORKSPACE": "true"})
+
+
+def test_codex_trusts_neither_the_folder_nor_any_above_it_unless_asked(
+    tools: Path, tmp_path: Path
+) -> None:
+    bwrap(tools)
+    env = {"PATH": str(tools)}
+    work = tmp_path / "repo" / "work"
+    work.mkdir(parents=True)
+    user = acp.agent("codex", env=env)
+    flag, value = user.command_in(str(work))[-2:]
+    assert flag == "-c"
+    for folder in (work, work.parent, tmp_path, Path("/")):
+        assert f'"{folder}"={{trust_level="untrusted"}}' in value, value
+    assert value.startswith("projects={")
+    assert value.endswith("}")
+    project = acp.agent("codex", env=env, settings="project")
+    assert project.command_in(str(work)) == project.command
+
+
+def test_a_folder_with_quotes_stays_one_toml_key() -> None:
+    [_, value] = _presets.codex_untrusted('/tmp/a"b\\c')
+    assert '"/tmp/a\\"b\\\\c"={trust_level="untrusted"}' in value
+
+
+def test_bad_settings_and_sandbox_arguments_are_errors(tools: Path) -> None:
+    bwrap(tools)
+    env = {"PATH": str(tools)}
+    with pytest.raises(ValueError, match="settings must be one of user, project"):
+        acp.agent("claude", env=env, settings="all")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="codex preset"):
+        acp.agent("claude", env=env, sandbox="danger-full-access")
+    with pytest.raises(TypeError, match="codex preset"):
+        acp.agent(command=["gemini"], env=env, sandbox="workspace-write")
+    with pytest.raises(TypeError, match="pass sandbox='danger-full-access'"):
+        acp.agent("codex", env=env, args=["-c", 'sandbox_mode="danger-full-access"'])
+
+
+# -- Codex's sandbox ----------------------------------------------------------------------
+
+
+def test_codex_refuses_to_start_without_bubblewrap(tools: Path) -> None:
+    with pytest.raises(acp.SandboxError) as refused:
+        acp.agent("codex", env={"PATH": str(tools)})
+    message = str(refused.value)
+    assert "bubblewrap" in message
+    assert "not on the agent's PATH" in message
+    assert "apt-get install bubblewrap" in message
+    assert "sandbox='danger-full-access'" in message
+
+
+def test_codex_refuses_a_bubblewrap_that_does_not_work(tools: Path) -> None:
+    bwrap(tools, works=False)
+    with pytest.raises(acp.SandboxError, match="No permissions to create new namespace") as refused:
+        acp.agent("codex", env={"PATH": str(tools)})
+    assert "sandbox='danger-full-access'" in str(refused.value)
+    # It was asked for the namespaces Codex makes.
+    probe = (tools / "bwrap.log").read_text().splitlines()[0]
+    assert "--unshare-user" in probe
+    assert "--unshare-net" in probe
+
+
+def test_a_bubblewrap_that_hangs_is_refused_within_the_bound(
+    tools: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bwrap(tools, hangs=True)
+    monkeypatch.setattr(_sandbox, "PROBE_TIMEOUT", 0.5)
+    with pytest.raises(acp.SandboxError, match=r"did not finish within 0\.5 s"):
+        acp.agent("codex", env={"PATH": str(tools)})
+
+
+def test_without_a_sandbox_codex_starts_only_when_asked(tools: Path) -> None:
+    bare = acp.agent("codex", env={"PATH": str(tools)}, sandbox="danger-full-access")
+    assert bare.command[-2:] == ("-c", 'sandbox_mode="danger-full-access"')
+    assert bare.sandbox == "danger-full-access"
+
+
+def test_codex_is_sandboxed_where_bubblewrap_works(tools: Path) -> None:
+    bwrap(tools)
+    sandboxed = acp.agent("codex", env={"PATH": str(tools)}, args=["-m", "x"])
+    assert sandboxed.command[3:] == ("-c", 'sandbox_mode="workspace-write"', "-m", "x")
+    assert sandboxed.env["PATH"] == str(tools)  # bubblewrap 0.9+: no helper link needed
+
+
+def test_an_older_bubblewrap_gets_codexs_helper_on_path(tools: Path, tmp_path: Path) -> None:
+    """bubblewrap before 0.9 has no --argv0: Codex then starts its helper by name."""
+    bwrap(tools, argv0=False)
+    native = program(tmp_path / "native", "codex-acp", data=ELF)
+    agent = acp.agent("codex", env={"PATH": str(tools)}, executable=str(native))
+    first, _, rest = agent.env["PATH"].partition(os.pathsep)
+    assert rest == str(tools)
+    helper = Path(first) / "codex-linux-sandbox"
+    assert helper.is_symlink()
+    assert os.path.realpath(helper) == str(native)
+    assert agent.sandbox == "workspace-write"
+
+
+def test_the_helper_links_to_the_binary_behind_npms_launcher(tools: Path, tmp_path: Path) -> None:
+    bwrap(tools, argv0=False)
+    scope = tmp_path / "node_modules" / "@zed-industries"
+    launcher = program(scope / "codex-acp" / "bin", "codex-acp.js", "#!/usr/bin/env node\n")
+    arch = _sandbox._ARCH[platform.machine().lower()]
+    native = program(scope / f"codex-acp-linux-{arch}" / "bin", "codex-acp", data=ELF)
+    (tools / "codex-acp").unlink()
+    (tools / "codex-acp").symlink_to(launcher)
+    agent = acp.agent("codex", env={"PATH": str(tools)})
+    helper = Path(agent.env["PATH"].split(os.pathsep)[0]) / "codex-linux-sandbox"
+    assert os.path.realpath(helper) == str(native)
+
+
+def test_an_older_bubblewrap_without_codexs_binary_is_refused(tools: Path) -> None:
+    bwrap(tools, argv0=False)
+    with pytest.raises(acp.SandboxError, match=r"predates 0\.9") as refused:
+        acp.agent("codex", env={"PATH": str(tools)})
+    assert "apt-get install bubblewrap" in str(refused.value)
