@@ -17,6 +17,8 @@ from .errors import (
     UnsupportedKernelError,
 )
 from .interaction import (
+    AgentDetails,
+    AgentInfo,
     Allow,
     Answered,
     Choice,
@@ -52,6 +54,8 @@ except _metadata.PackageNotFoundError:  # a checkout on the path, not installed
     __version__ = "unknown"
 
 __all__ = [
+    "AgentDetails",
+    "AgentInfo",
     "Allow",
     "Answered",
     "AnthropicModel",

@@ -66,6 +66,7 @@ NAMED: list[tuple[str, Any]] = [
     ("ContentBlock", interaction.ContentBlock),
     ("Location", interaction.Location),
     ("PlanEntry", interaction.PlanEntry),
+    ("AgentInfo", interaction.AgentInfo),
     ("DiffSign", protocol.DiffSign),
     ("DiffRow", protocol.DiffRow),
     ("CardText", protocol.CardText),
@@ -116,6 +117,7 @@ TRAITS: dict[str, str] = {
     "protocol_version": "number",
     "calls": "Record<string, Card>",
     "order": "string[]",
+    "agent": "AgentInfo",
     "keyboard": "boolean",
     "_frontend": "string",
 }

@@ -56,6 +56,15 @@ export interface PlanEntry {
   priority?: "high" | "medium" | "low";
 }
 
+/** Who runs a turn and under which rules, as far as its source knows. */
+export interface AgentInfo {
+  agent?: string;
+  mode?: string | null;
+  sandbox?: string | null;
+  settings?: string | null;
+  model?: string | null;
+}
+
 export type DiffSign = " " | "-" | "+" | "@" | "\\";
 
 /** One row of a unified diff, as the kernel computed it from the whole texts. */
@@ -261,6 +270,7 @@ export interface Model {
   protocol_version: number;
   calls: Record<string, Card>;
   order: string[];
+  agent: AgentInfo;
   keyboard: boolean;
   _frontend: string;
 }

@@ -4,9 +4,12 @@
 // owns the traits and syncs them in full at the end of a turn.
 // Everything read from the model is checked: it comes from the kernel as JSON.
 
+import { readAgent } from "./agent.js";
+
 /** @typedef {import("./model").Card} Card */
 /** @typedef {import("./model").PlanEntry} PlanEntry */
 /** @typedef {import("./model").TurnModel} TurnModel */
+/** @typedef {import("./model").AgentInfo} AgentInfo */
 
 /**
  * The turn as a view shows it, with safe defaults for missing or bad values.
@@ -21,6 +24,7 @@
  * @property {number} protocolVersion the version of the state (1: saved before versions)
  * @property {Record<string, Card>} calls cards by `tool_call_id`, each an object
  * @property {string[]} ids the ids of `calls`, in the order to show them
+ * @property {AgentInfo} [agent] who runs the turn, its well-formed fields only
  */
 
 /**
@@ -156,6 +160,7 @@ export function readState(model) {
     protocolVersion: readVersion(model.get("protocol_version")),
     calls,
     ids: [...new Set(ids)],
+    agent: readAgent(model.get("agent")),
   };
 }
 

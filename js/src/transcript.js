@@ -3,6 +3,7 @@
 // state; `mead_notebook/notebook/transcript.py` lays out and writes the static
 // transcript of a saved notebook the same way.
 
+import { agentText, ranByAgent, ranByAgentText } from "./agent.js";
 import { AGENT_DECIDED, STATUS_LABEL } from "./constants.gen.js";
 import { diffOf, locationText } from "./content.js";
 import { OUTCOME_LABEL, cardLeftOut, leftOut, lookup, warnings } from "./labels.js";
@@ -302,6 +303,8 @@ export function turnMarkdown(state, viewer = null) {
   /** @type {string[]} */
   const parts = [];
   if (state.prompt) parts.push(state.prompt.split("\n").map((line) => `> ${line}`).join("\n"));
+  const agent = state.agent ? agentText(state.agent) : "";
+  if (agent) parts.push(`**Agent:** ${escapeMarkdown(agent)}`);
   if (Array.isArray(state.plan) && state.plan.length > 0) parts.push(planMarkdown(state.plan));
   if (typeof state.thoughts === "string" && state.thoughts.trim()) parts.push(thoughtsMarkdown(state.thoughts));
   for (const item of layout(state.text, state.calls, state.ids)) {
@@ -312,6 +315,8 @@ export function turnMarkdown(state, viewer = null) {
       for (const id of item.ids) parts.push(cardMarkdown(state.calls[id], viewer));
     }
   }
+  const unasked = ranByAgentText(ranByAgent(state.calls));
+  if (unasked) parts.push(`*${escapeMarkdown(unasked)}.*`);
   if (state.error) parts.push(`**Error:** ${escapeMarkdown(state.error)}`);
   return `${parts.join("\n\n")}\n`;
 }

@@ -1,9 +1,11 @@
-// One view of a turn: header (prompt, status, Copy), the transcript (text and
-// cards in the order they happened), footer. Everything shown is read from the
+// One view of a turn: header (prompt, status, Copy, the agent and its rules), the
+// transcript (text and cards in the order they happened), footer (how it ended, how
+// many calls the agent ran under its own rules). Everything shown is read from the
 // model; changes are rendered at most once per animation frame. Each stretch of
 // text between cards is its own Markdown view, so while the turn streams only
 // the last one re-renders.
 
+import { agentText, ranByAgent, ranByAgentText } from "./agent.js";
 import { CardView } from "./card.js";
 import { PLAN_GLYPH, PROTOCOL_VERSION, STOP_REASON, TURN_STATUS } from "./constants.gen.js";
 import { Ticker } from "./countdown.js";
@@ -24,7 +26,7 @@ import { layout, turnMarkdown } from "./transcript.js";
 /** How long the Copy button says what happened, in ms. */
 const COPY_NOTICE = 2000;
 
-const TRAITS = ["prompt", "status", "stop_reason", "error", "text", "thoughts", "plan", "calls", "order"];
+const TRAITS = ["prompt", "status", "stop_reason", "error", "text", "thoughts", "plan", "calls", "order", "agent"];
 
 let nextViewId = 0;
 
@@ -86,6 +88,7 @@ export class TurnView {
       text: "Copy",
     });
     this.copyStatus = h("span", { class: "mead-copy-status", role: "status" });
+    this.agent = h("p", { class: "mead-agent", "aria-label": "Agent", hidden: true });
     this.version = h("p", { class: "mead-version-note", role: "note", hidden: true });
     this.plan = h("ol", { class: "mead-plan", "aria-label": "Plan", hidden: true });
     this.planKey = "";
@@ -99,15 +102,16 @@ export class TurnView {
     ]);
     this.flow = h("div", { class: "mead-transcript" });
     this.stopReason = h("p", { class: "mead-stop-reason" });
+    this.agentRan = h("p", { class: "mead-agent-ran", hidden: true });
     this.error = h("p", { class: "mead-turn-failure", role: "alert" });
 
     this.root = h("div", { class: "mead-turn" }, [
-      h("header", { class: "mead-turn-header" }, [this.prompt, this.status, this.copy, this.copyStatus]),
+      h("header", { class: "mead-turn-header" }, [this.prompt, this.status, this.copy, this.copyStatus, this.agent]),
       this.version,
       this.plan,
       this.thoughts,
       this.flow,
-      h("footer", { class: "mead-turn-footer" }, [this.stopReason, this.error]),
+      h("footer", { class: "mead-turn-footer" }, [this.agentRan, this.stopReason, this.error]),
     ]);
     el.append(this.root);
     this.copy.addEventListener("click", () => this.copyMarkdown());
@@ -165,6 +169,9 @@ export class TurnView {
     setText(this.status, lookup(TURN_STATUS, state.status) || state.status);
     setAttr(this.root, "class", `mead-turn mead-turn-${cssToken(state.status)}`);
     setAttr(this.root, "aria-busy", state.status === "running" ? "true" : null);
+    const agent = state.agent ? agentText(state.agent) : "";
+    setText(this.agent, agent ? `Agent: ${agent}` : "");
+    setShown(this.agent, agent !== "");
 
     const newer = state.protocolVersion > PROTOCOL_VERSION;
     setText(
@@ -183,6 +190,9 @@ export class TurnView {
     const stop = state.stopReason ? lookup(STOP_REASON, state.stopReason) || `Stopped: ${state.stopReason}` : "";
     setText(this.stopReason, stop);
     setShown(this.stopReason, stop !== "");
+    const unasked = ranByAgentText(ranByAgent(state.calls));
+    setText(this.agentRan, unasked ? `${unasked}.` : "");
+    setShown(this.agentRan, unasked !== "");
     setText(this.error, state.error);
     setShown(this.error, state.error !== "");
   }

@@ -18,6 +18,7 @@ import nh3
 from markdown_it import MarkdownIt
 
 from ..interaction import PlanEntry
+from .agent_info import agent_text, ran_by_agent, ran_by_agent_text
 from .labels import PLAN_GLYPH, STOP_REASON
 from .protocol import Card, CardBlock, CardDiff
 from .reveal import reveal_html
@@ -253,6 +254,10 @@ def to_html(state: TurnState, key: int) -> str:
         f'<p class="mead-static-prompt">{_e(state["prompt"])}</p>' if state["prompt"] else "",
         f'<span class="mead-static-muted">{_e(status.capitalize())}</span>',
     ]
+    agent = agent_text(state.get("agent"))
+    if agent:
+        parts.append(f'<p class="mead-static-agent mead-static-muted">Agent: {_e(agent)}</p>')
+    parts.append("</div>")
     if state.get("plan"):
         parts.append(plan_html(state.get("plan") or []))
     thoughts = state.get("thoughts") or ""
@@ -267,6 +272,9 @@ def to_html(state: TurnState, key: int) -> str:
                 parts.append(f'<div class="mead-static-text">{render_markdown(item)}</div>')
         else:
             parts.extend(card_html(card) for card in item)
+    unasked = ran_by_agent_text(ran_by_agent(state["calls"].values()))
+    if unasked:
+        parts.append(f'<p class="mead-static-agent-ran">{_e(unasked)}.</p>')
     stop = state["stop_reason"]
     if stop:
         ended = STOP_REASON.get(stop, f"Stopped: {stop}")

@@ -15,9 +15,10 @@ from typing import Any, Final, cast
 
 import traitlets
 
-from ..interaction import PlanEntry
+from ..interaction import AgentInfo, PlanEntry
 from ..turn import TurnResult
 from . import cards
+from .agent_info import agent_of
 from .blocks import plan_of
 from .frontend import LoadsFrontend
 from .protocol import (
@@ -45,6 +46,7 @@ TURN_KEYS: Final = (
     "plan",
     "calls",
     "order",
+    "agent",
 )
 
 
@@ -73,6 +75,9 @@ class SyncedTurn(QuietSync, LoadsFrontend):
     """Tool-call cards by ``tool_call_id``; changes travel as ``call`` messages."""
     order = traitlets.List(traitlets.Unicode()).tag(sync=True)
     """The ``tool_call_id`` of every card, in the order the cards appeared."""
+    agent = traitlets.Dict().tag(sync=True)
+    """Who runs the turn (``AgentInfo``: ``agent``, ``mode``, ``sandbox``, ``settings``,
+    ``model``; empty when its source did not say); synced as it changes."""
     keyboard = traitlets.Bool(True).tag(sync=True)
     """Whether a focused question answers keys (Enter, Esc, numbers)."""
 
@@ -95,6 +100,7 @@ class SyncedTurn(QuietSync, LoadsFrontend):
                 plan=cast(list[PlanEntry], list(self.plan)),
                 calls=dict(self.calls),
                 order=list(self.order),
+                agent=agent_of(self.agent),
             )
 
     def _begin(self, prompt: str) -> None:
@@ -111,6 +117,7 @@ class SyncedTurn(QuietSync, LoadsFrontend):
                 self.plan = []
                 self.calls = {}
                 self.order = []
+                self.agent = {}
             self.send_state(list(TURN_KEYS))
 
     def _finish(self, result: TurnResult, error: BaseException | None, interrupted: bool) -> None:
@@ -189,6 +196,13 @@ class SyncedTurn(QuietSync, LoadsFrontend):
             with self._quiet("plan"):
                 self.plan = cast(list[dict[str, Any]], plan)
             self.send(PlanMessage(type="plan", entries=plan))
+
+    def _put_agent(self, details: AgentInfo) -> None:
+        """Show who runs the turn, in every view (its well-formed fields only)."""
+        with self._lock:
+            described = dict(agent_of(details))
+            if described != self.agent:
+                self.agent = described
 
     def _streaming(self) -> bool:
         return self.status == "running" and self.comm is not None

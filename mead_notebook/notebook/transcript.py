@@ -18,7 +18,8 @@ import re
 from collections.abc import Callable
 from typing import Any, Final, TypedDict
 
-from ..interaction import PlanEntry
+from ..interaction import AgentInfo, PlanEntry
+from .agent_info import agent_text, ran_by_agent, ran_by_agent_text
 from .labels import (
     AGENT_DECIDED,
     BY,
@@ -59,10 +60,12 @@ class _TurnFields(TypedDict):
 
 
 class TurnState(_TurnFields, total=False):
-    """The synced traits a transcript is made from (``thoughts`` and ``plan`` since version 2)."""
+    """The synced traits a transcript is made from (``thoughts`` and ``plan`` since version 2;
+    ``agent`` where the turn's source described it)."""
 
     thoughts: str
     plan: list[PlanEntry]
+    agent: AgentInfo
 
 
 ONE_LINE_MAX: Final = 300
@@ -219,6 +222,9 @@ def summary(status: str, calls: list[Card], chars: int) -> str:
     detail = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items()))
     noun = "call" if len(calls) == 1 else "calls"
     described = f"{len(calls)} tool {noun}" + (f" ({detail})" if detail else "")
+    unasked = ran_by_agent(calls)
+    if unasked:
+        described += f", {unasked} run under the agent's own rules"
     return f"NotebookInteraction: {status}, {described}, {chars} characters of text"
 
 
@@ -398,6 +404,9 @@ def to_markdown(state: TurnState) -> str:
     parts = []
     if state["prompt"]:
         parts.append("\n".join(f"> {line}" for line in state["prompt"].split("\n")))
+    agent = agent_text(state.get("agent"))
+    if agent:
+        parts.append(f"**Agent:** {_escape_md(agent)}")
     if state.get("plan"):
         parts.append(plan_markdown(state.get("plan") or []))
     if (state.get("thoughts") or "").strip():
@@ -408,6 +417,9 @@ def to_markdown(state: TurnState) -> str:
                 parts.append(item.strip())
         else:
             parts.extend(card_markdown(card) for card in item)
+    unasked = ran_by_agent_text(ran_by_agent(state["calls"].values()))
+    if unasked:
+        parts.append(f"*{_escape_md(unasked)}.*")
     if state["error"]:
         parts.append(f"**Error:** {_escape_md(state['error'])}")
     return "\n\n".join(parts) + "\n"

@@ -1,8 +1,9 @@
 """``NotebookInteraction``: the widget that shows a turn live and asks the person.
 
 It implements :class:`~mead_notebook.interaction.Interaction`,
-:class:`~mead_notebook.interaction.TurnHooks` and
-:class:`~mead_notebook.interaction.PlanAndThoughts`: each callback becomes a change to
+:class:`~mead_notebook.interaction.TurnHooks`,
+:class:`~mead_notebook.interaction.PlanAndThoughts` and
+:class:`~mead_notebook.interaction.AgentDetails`: each callback becomes a change to
 the turn's synced state (:mod:`.synced`), each question waits in
 :mod:`.questions`, and each frontend message is parsed (:mod:`.protocol`) and
 handed to whatever it answers or cancels.
@@ -19,6 +20,7 @@ from typing import Any, cast
 
 from ..calls import Call
 from ..interaction import (
+    AgentInfo,
     Allow,
     Answered,
     Choice,
@@ -237,6 +239,12 @@ class NotebookInteraction(SyncedTurn):
         """Show the agent's whole plan, as a checklist above the turn."""
         self._next_step()
         self._put_plan(entries)
+
+    # -- AgentDetails -----------------------------------------------------------------------
+
+    def agent_described(self, context: Any, details: AgentInfo) -> None:
+        """Show who runs the turn (its mode, sandbox, settings) in the turn's header."""
+        self._put_agent(details)
 
     def tool_updated(self, context: Any, update: Update) -> None:
         """Create or update the call's card from the update alone.

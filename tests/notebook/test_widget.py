@@ -51,6 +51,7 @@ def test_synced_traits_are_the_protocol_ones(make: Any) -> None:
         "protocol_version",
         "calls",
         "order",
+        "agent",
         "keyboard",
         "_frontend",
     }
