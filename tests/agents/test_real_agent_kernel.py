@@ -42,6 +42,21 @@ def descendants(pid: int) -> list[int]:
         return []
 
 
+def sleeping(pid: int, within: float = 10.0) -> list[int]:
+    """``pid``'s descendants, once the command's ``sleep 60`` is among them."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        found = descendants(pid)
+        for child in found:
+            try:
+                if psutil.Process(child).cmdline()[:2] == ["sleep", "60"]:
+                    return found
+            except psutil.Error:
+                continue
+        time.sleep(0.05)
+    raise AssertionError(f"the command's sleep never showed below the kernel: {found}")
+
+
 def live(pids: list[int]) -> list[int]:
     found = []
     for pid in pids:
@@ -81,9 +96,9 @@ def test_a_kernel_interrupt_stops_the_agent_and_its_command(tmp_path: Path, name
             fe.drive(
                 lambda: pidfile.exists() and bool(pidfile.read_text().strip()), 60, "the command"
             )
-            sleeper = int(pidfile.read_text())
-            started = descendants(fe.pid)
-            assert sleeper in started, (sleeper, started)
+            # The command as the host sees it: in Codex's sandbox (a pid namespace of its
+            # own) ``$$`` is not its pid.
+            started = sleeping(fe.pid)
             [widget] = fe.widgets.values()
             [card] = widget.cards.values()
             assert card["question"]["answer"]["by"] == "person", card

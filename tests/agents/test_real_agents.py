@@ -8,10 +8,18 @@ stops a running command and leaves none of the agent's processes behind. A
 read-only command runs under the agent's own rules (``decided_by="agent"``), an
 expired question answers ``cancelled``, and an agent killed mid-turn fails the
 turn with an error naming it.
+
+A project's own agent settings (``.claude/``, ``.gemini/``, ``.codex/``) that
+allow ``touch`` are not loaded unless ``settings="project"``, even where the
+person trusts the folder; ``strict=True`` stops a turn at a command the agent
+runs under such rules. Codex runs its commands in its sandbox (bubblewrap, as
+``scripts/setup.sh`` installs it), and refuses to start where bubblewrap is
+missing or does not work.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import threading
@@ -30,6 +38,7 @@ from servers.agent_models import (
     GeminiAgentServer,
     ResponsesAgentServer,
     RunCommand,
+    Say,
     Step,
     WriteFile,
 )
@@ -101,12 +110,52 @@ class Rig:
     def server(self, *steps: Step) -> AgentModelServer:
         return SERVERS[self.name](*steps, cwd=str(self.cwd))
 
-    def agent(self, server: AgentModelServer) -> Any:
+    def agent(self, server: AgentModelServer, *more: str, **options: Any) -> Any:
         start = launch(self.name, server.url, self.root)
         args = ("-m", GEMINI_MODEL) if self.name == "gemini" else ()
         return acp.agent(
-            self.name, executable=str(BIN / EXECUTABLES[self.name]), env=start.env, args=args
+            self.name,
+            executable=str(BIN / EXECUTABLES[self.name]),
+            env=start.env,
+            args=(*args, *more),
+            **options,
         )
+
+    def allow_touch_in_the_project(self) -> None:
+        """The project pre-allows ``touch`` in its own agent settings (Claude's adds a hook
+        too), and the person trusts the folder as each agent asks it to be trusted."""
+        home = self.root / "home"
+        if self.name == "claude":
+            hook = {"type": "command", "command": f"touch {self.cwd / 'hooked.txt'}"}
+            settings = {
+                "permissions": {"allow": ["Bash"]},
+                "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [hook]}]},
+            }
+            (self.cwd / ".claude").mkdir()
+            (self.cwd / ".claude" / "settings.json").write_text(json.dumps(settings))
+        elif self.name == "gemini":
+            allowed = {"tools": {"allowed": ["run_shell_command(touch)"]}}
+            (self.cwd / ".gemini").mkdir()
+            (self.cwd / ".gemini" / "settings.json").write_text(json.dumps(allowed))
+            (home / ".gemini").mkdir(parents=True, exist_ok=True)
+            trusted = {str(self.cwd): "TRUST_FOLDER"}
+            (home / ".gemini" / "trustedFolders.json").write_text(json.dumps(trusted))
+        else:
+            (self.cwd / ".codex" / "rules").mkdir(parents=True)
+            rule = 'prefix_rule(pattern=["touch"], decision="allow")\n'
+            (self.cwd / ".codex" / "rules" / "default.rules").write_text(rule)
+            self.trust_in_codex = True
+
+    trust_in_codex = False
+
+    def launched(self, server: AgentModelServer, *more: str, **options: Any) -> Any:
+        """:meth:`agent`, with the person's Codex config trusting the folder when asked."""
+        spec = self.agent(server, *more, **options)
+        if self.trust_in_codex:
+            config = self.root / "home" / ".codex" / "config.toml"
+            trusted = f'\n[projects."{self.cwd}"]\ntrust_level = "trusted"\n'
+            config.write_text(config.read_text() + trusted)
+        return spec
 
 
 @pytest.fixture(params=AGENTS)
@@ -218,6 +267,23 @@ def group_of(pid: int) -> list[psutil.Process]:
     return found
 
 
+def sleeping(pid: int, within: float = 10.0) -> list[int]:
+    """The pids of the ``sleep 60`` commands among ``pid``'s descendants, once there is one."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        found = []
+        for proc in psutil.Process(pid).children(recursive=True):
+            try:
+                if proc.cmdline()[:2] == ["sleep", "60"]:
+                    found.append(proc.pid)
+            except psutil.Error:
+                continue
+        if found:
+            return found
+        time.sleep(0.05)
+    raise AssertionError("the command's sleep never showed among the agent's descendants")
+
+
 def gone(pids: list[int], within: float = 10.0) -> list[int]:
     deadline = time.monotonic() + within
     left = pids
@@ -246,9 +312,11 @@ def test_cancel_stops_a_running_command_and_leaves_no_process(rig: Rig) -> None:
                 assert time.monotonic() < deadline, "the command never started"
                 assert not turn.done(), turn.result()
                 time.sleep(0.05)
-            sleeper = int(pidfile.read_text())
             assert conversation.process is not None
             agent_pid = conversation.process.pid
+            # The command's pid as the host sees it: in Codex's sandbox (a pid namespace
+            # of its own) ``$$`` is not, and bubblewrap starts it in a session of its own.
+            sleepers = sleeping(agent_pid)
             group = [p.pid for p in group_of(agent_pid)]
             assert agent_pid in group
             began = time.monotonic()
@@ -258,7 +326,7 @@ def test_cancel_stops_a_running_command_and_leaves_no_process(rig: Rig) -> None:
         finally:
             conversation.close()
     assert result.stop_reason == "interrupted", result
-    assert gone([sleeper]) == [], "the command outlived the cancel"
+    assert gone(sleepers) == [], "the command outlived the cancel"
     assert gone(group) == [], "a process of the agent outlived the cancel"
     assert stopped < 30
 
@@ -333,3 +401,128 @@ def test_claudes_thinking_and_to_do_list_are_thoughts_and_plan(tmp_path: Path) -
     ]
     assert result.calls == [], result
     assert person.requests == []
+
+
+# -- the agent's own rules -----------------------------------------------------------------
+
+
+def test_a_projects_own_settings_are_not_loaded_unless_asked(rig: Rig) -> None:
+    """A cloned repository's agent settings allow ``touch``: it is still asked about."""
+    rig.allow_touch_in_the_project()
+    person = Person(allow)
+    with rig.server(RunCommand("touch ran.txt")) as server:
+        result = acp.run(rig.launched(server), "Run it", interaction=person, cwd=rig.cwd)
+    assert len(person.requests) == 1, person.requests
+    assert shows_command(person.requests[0], "touch ran.txt")
+    assert (rig.cwd / "ran.txt").exists()
+    [call] = result.calls
+    assert call.decided_by is None, call
+    assert not (rig.cwd / "hooked.txt").exists(), "the project's hook ran"
+    assert result.agent is not None
+    assert result.agent.get("settings") == "user"
+
+
+def test_a_projects_own_settings_are_honoured_when_asked(rig: Rig) -> None:
+    rig.allow_touch_in_the_project()
+    person = Person(deny)
+    with rig.server(RunCommand("touch ran.txt")) as server:
+        spec = rig.launched(server, settings="project")
+        result = acp.run(spec, "Run it", interaction=person, cwd=rig.cwd)
+    assert person.requests == []
+    assert (rig.cwd / "ran.txt").exists()
+    [call] = result.calls
+    assert (call.status, call.decided_by) == ("completed", "agent"), call
+    if rig.name == "claude":
+        assert (rig.cwd / "hooked.txt").exists(), "the project's hook did not run"
+    assert result.agent is not None
+    assert result.agent.get("settings") == "project"
+
+
+def test_strict_stops_the_turn_at_a_command_run_under_the_projects_rules(rig: Rig) -> None:
+    rig.allow_touch_in_the_project()
+    person = Person(deny)
+    with rig.server(RunCommand("touch ran.txt"), RunCommand("touch second.txt")) as server:
+        spec = rig.launched(server, settings="project")
+        result = acp.run(spec, "Run it", interaction=person, cwd=rig.cwd, strict=True)
+    assert result.stop_reason == "interrupted", result
+    assert person.requests == []
+    [call] = result.calls
+    assert (call.status, call.outcome, call.decided_by) == ("failed", "interrupted", "agent")
+    assert "ran without asking (strict)" in (call.error or ""), call
+    assert result.stopped == call.error
+    assert not (rig.cwd / "second.txt").exists()
+
+
+def test_the_turn_says_the_agents_mode_sandbox_and_settings(rig: Rig) -> None:
+    person = Person(allow)
+    with rig.server(Say("Hello.")) as server:
+        result = acp.run(rig.agent(server), "Hi", interaction=person, cwd=rig.cwd)
+    assert result.agent is not None
+    described = {k: v for k, v in result.agent.items() if k != "model"}
+    expected: dict[str, Any] = {
+        "claude": {"agent": "claude", "mode": "default", "settings": "user"},
+        "codex": {
+            "agent": "codex",
+            "mode": "untrusted",
+            "sandbox": "workspace-write",
+            "settings": "user",
+        },
+        "gemini": {"agent": "gemini", "mode": "default", "settings": "user"},
+    }
+    assert described == expected[rig.name], result.agent
+
+
+# -- Codex's sandbox -----------------------------------------------------------------------
+
+
+def codex_rig(tmp_path: Path) -> Rig:
+    if not (BIN / EXECUTABLES["codex"]).exists():
+        pytest.fail("codex is not installed: run scripts/setup.sh (npm ci in tests/agents)")
+    return Rig("codex", tmp_path)
+
+
+def test_codex_runs_its_commands_in_its_sandbox(tmp_path: Path) -> None:
+    """An allowed command runs in bubblewrap's namespaces; with ``danger-full-access``, in the
+    kernel's. (Codex runs a command the person allowed outside its sandbox when the sandbox
+    stops it: the sandbox confines what Codex runs on its own.)"""
+    rig = codex_rig(tmp_path)
+    command = "readlink /proc/self/ns/net > ns.txt"
+    ours = os.readlink("/proc/self/ns/net")
+    person = Person(allow)
+    with rig.server(RunCommand(command)) as server:
+        result = acp.run(rig.agent(server), "Run it", interaction=person, cwd=rig.cwd)
+    assert result.agent is not None
+    assert result.agent.get("sandbox") == "workspace-write"
+    assert len(person.requests) == 1
+    inside = (rig.cwd / "ns.txt").read_text().strip()
+    assert inside.startswith("net:[")
+    assert inside != ours, "the command ran in the kernel's network namespace"
+    (rig.cwd / "ns.txt").unlink()
+    with rig.server(RunCommand(command)) as server:
+        bare = rig.agent(server, sandbox="danger-full-access")
+        result = acp.run(bare, "Run it", interaction=Person(allow), cwd=rig.cwd)
+    assert result.agent is not None
+    assert result.agent.get("sandbox") == "danger-full-access"
+    assert (rig.cwd / "ns.txt").read_text().strip() == ours
+
+
+def test_codex_refuses_to_start_where_bubblewrap_is_missing_or_broken(tmp_path: Path) -> None:
+    rig = codex_rig(tmp_path)
+    with rig.server(Say("Hello.")) as server:
+        env = launch("codex", server.url, rig.root).env
+    executable = str(BIN / EXECUTABLES["codex"])
+    with pytest.raises(acp.SandboxError, match="not on the agent's PATH") as missing:
+        acp.agent("codex", executable=executable, env={**env, "PATH": str(BIN)})
+    assert "apt-get install bubblewrap" in str(missing.value)
+    assert "sandbox='danger-full-access'" in str(missing.value)
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    failing = "#!/bin/sh\necho 'setting up uid map: Permission denied' >&2\nexit 1\n"
+    (broken / "bwrap").write_text(failing)
+    (broken / "bwrap").chmod(0o755)
+    with pytest.raises(acp.SandboxError, match="uid map: Permission denied"):
+        acp.agent("codex", executable=executable, env={**env, "PATH": f"{broken}:{env['PATH']}"})
+    unboxed = acp.agent(
+        "codex", executable=executable, env={**env, "PATH": str(BIN)}, sandbox="danger-full-access"
+    )
+    assert unboxed.sandbox == "danger-full-access"
