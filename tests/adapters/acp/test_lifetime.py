@@ -6,6 +6,7 @@ import asyncio
 import dataclasses
 import json
 import logging
+import signal
 import sys
 import threading
 import time
@@ -105,6 +106,46 @@ def test_an_interrupt_while_the_agent_starts_stops_it_before_the_prompt(
             conversation.close()
 
 
+def test_a_kernel_interrupt_while_the_agent_starts_stops_it(script: Script, tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT in the thread that waits on ``acp.run``) while the agent starts."""
+    agent = slow_agent(script, [[{"text": "played"}]])
+    interrupted: list[float] = []
+
+    def interrupt_once_started() -> None:
+        started_pid(script)
+        interrupted.append(time.monotonic())
+        signal.raise_signal(signal.SIGINT)
+
+    threading.Thread(target=interrupt_once_started, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        acp.run(agent, "go", interaction=Person(), cwd=tmp_path)
+    assert interrupted, "the interrupt came before the agent started"
+    assert time.monotonic() - interrupted[0] < 6
+    pid = started_pid(script)
+    assert gone(pid), "the agent outlived the kernel interrupt of its start"
+    time.sleep(START_DELAY + 1.0)
+    assert script.events("prompt") == []
+
+
+def test_cancelling_an_awaited_turn_while_the_agent_starts_stops_it(
+    script: Script, tmp_path: Path
+) -> None:
+    agent = slow_agent(script, [[{"text": "played"}]])
+
+    async def cancel_once_started() -> None:
+        task = asyncio.ensure_future(acp.arun(agent, "go", interaction=Person(), cwd=tmp_path))
+        while not script.events("initialize"):
+            await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, 10)
+
+    asyncio.run(cancel_once_started())
+    assert gone(started_pid(script)), "the agent outlived the cancelled await of its start"
+    time.sleep(START_DELAY + 1.0)
+    assert script.events("prompt") == []
+
+
 def test_closing_a_session_while_its_agent_starts_ends_the_agent(
     script: Script, tmp_path: Path
 ) -> None:
@@ -136,6 +177,22 @@ def test_a_bad_call_to_run_leaves_the_session_free_for_the_next_turn(
     assert result.text == "hello"
 
 
+def test_a_bad_call_between_turns_keeps_the_running_agent(script: Script, tmp_path: Path) -> None:
+    agent = script.agent([[{"text": "one"}], [{"text": "two"}]])
+    with acp.session(agent, cwd=tmp_path) as session:
+        assert session.run("first", interaction=Person()).text == "one"
+        assert session.process is not None
+        pid = session.process.pid
+        with pytest.raises(TypeError, match="interaction must be an Interaction"):
+            session.run("go", interaction=object())
+        with pytest.raises(TypeError, match="prompt must be a string"):
+            session.start(None, interaction=Person())  # type: ignore[arg-type]
+        assert session.run("second", interaction=Person()).text == "two"
+        assert session.process is not None
+        assert session.process.pid == pid
+    assert len(script.events("initialize")) == 1
+
+
 def new_threads(before: set[threading.Thread], timeout: float = 5.0) -> list[str]:
     """The threads started since ``before`` that are still alive after ``timeout``."""
     deadline = time.monotonic() + timeout
@@ -158,6 +215,10 @@ def test_start_with_a_bad_argument_leaves_no_thread_behind(script: Script, tmp_p
             acp.start(agent, b"go", interaction=Person(), cwd=tmp_path)  # type: ignore[arg-type]
         with pytest.raises(TypeError, match="interaction must be an Interaction"):
             asyncio.run(acp.arun(agent, "go", interaction=42, cwd=tmp_path))
+        with pytest.raises(NotADirectoryError):
+            acp.start(agent, "go", interaction=Person(), cwd=tmp_path / "missing")
+        with pytest.raises(TypeError, match="expected an agent"):
+            acp.start("claude", "go", interaction=Person(), cwd=tmp_path)  # type: ignore[arg-type]
     assert new_threads(before) == []
     assert script.events() == [], "an agent was started for a call that failed"
 
