@@ -16,6 +16,9 @@ started=$SECONDS
 need_apt=()
 command -v npm >/dev/null 2>&1 || need_apt+=(nodejs npm)
 [ $minimal = 1 ] || [ -x /usr/bin/chromium ] || need_apt+=(chromium)
+# Codex's sandbox: the real-agent tests run Codex in it, and the codex preset refuses
+# to start where bubblewrap is missing or does not work.
+[ $minimal = 1 ] || command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "setup: please install Debian packages: ${need_apt[*]} (sudo apt-get install ${need_apt[*]})" >&2
