@@ -10,9 +10,12 @@
     ├── ToolDefinitionError (TypeError)     a function cannot be made a tool
     ├── MCPServerError (RuntimeError)       an MCP server could not start or answer
     ├── MCPToolError (RuntimeError)         an MCP tool reported an error
-    └── UnsupportedKernelError (RuntimeError)
-                                            this kernel cannot deliver the widget's answers to a
-                                            cell that blocks; use ``arun`` or ``start``
+    ├── UnsupportedKernelError (RuntimeError)
+    │                                       this kernel cannot deliver the widget's answers to a
+    │                                       cell that blocks; use ``arun`` or ``start``
+    ├── NoKernelError (RuntimeError)        the kernel's tools were asked for outside a kernel
+    └── GateError (RuntimeError)            a call was about to run without an Allow (an
+                                            adapter's mistake; the call ends ``denied``)
 
 Inside a turn, an error from a tool or a callback never escapes: the call ends
 ``failed`` with an ``outcome`` (see :data:`mead_notebook.interaction.Outcome`).
@@ -26,10 +29,12 @@ if TYPE_CHECKING:
     from .turn import TurnResult
 
 __all__ = [
+    "GateError",
     "MCPServerError",
     "MCPToolError",
     "MeadError",
     "ModelError",
+    "NoKernelError",
     "ToolArgumentError",
     "ToolDefinitionError",
     "TurnError",
@@ -75,3 +80,11 @@ class MCPToolError(MeadError, RuntimeError):
 
 class UnsupportedKernelError(MeadError, RuntimeError):
     """The running kernel lacks a piece that waiting for the widget in this thread needs."""
+
+
+class NoKernelError(MeadError, RuntimeError):
+    """The kernel's tools (``kernel_tools``) need an IPython kernel, and none runs here."""
+
+
+class GateError(MeadError, RuntimeError):
+    """A call was about to run without an Allow for it; it was stopped and ended ``denied``."""

@@ -487,3 +487,19 @@ def test_a_run_without_an_interaction_is_refused_before_anything_runs(harness: H
     with pytest.raises(TypeError, match="needs an interaction"):
         harness.start([[ToolCall("delete_file", {"path": "c.txt"}, "d1")], ["ok"]], None)
     assert harness.ran == []
+
+
+def test_one_allow_runs_one_call_even_when_the_model_repeats_it_in_one_reply(
+    harness: Harness,
+) -> None:
+    """The same call twice under one id, run at once: each run is asked for itself."""
+    rec, _ = recorded()
+    call = ToolCall("delete_file", {"path": "c.txt"}, "same")
+    result = run_or_refusal(harness, [[call, call], ["ok"]], rec)
+
+    assert harness.ran.count("delete c.txt") == len(asked(rec))
+    if isinstance(result, str):
+        assert "tool_call_id" in result or "call id" in result.lower()
+        return
+    ran = [c for c in result.calls if c.tool == "delete_file" and c.status == "completed"]
+    assert len(ran) == harness.ran.count("delete c.txt")

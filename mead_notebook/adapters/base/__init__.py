@@ -24,7 +24,7 @@ An adapter maps one framework's run onto a :class:`Session`, and nothing else::
                     except CallCancelled as cancelled:
                         await event.fail(cancelled.message)
                         continue
-                    await session.call(session.driver.complete, record, result_text(value))
+                    await session.call(session.complete, record, result_text(value))
             session.result.output = ...       # what the framework's run returned
 
         return session.turn(prompt, main)     # run: start(...).result(); arun: await start(...)
@@ -35,8 +35,10 @@ The pieces:
   ``run``; ``hosted`` for a run on a loop of your own), every interaction
   callback on one callback thread in order (``call``, ``call_now``, ``post``);
   a call's lifecycle (``begin``, ``admit``, ``refuse``, ``execute``,
-  ``execute_blocking``; ``driver.describe``, ``driver.complete``,
-  ``driver.fail`` through ``call``), the agent's text, thoughts and plan
+  ``execute_blocking``; ``decide``, ``running``, ``describe``, ``complete``,
+  ``fail`` through ``call``, so every call's life goes through the session: a
+  call runs only after its Allow, or says the agent ran it), the agent's text,
+  thoughts and plan
   (``text``, ``thought``, ``plan``), questions (``ask``), and the run's end
   (``cancel``: a cancelled turn ends ``interrupted``). ``kind``, ``title``,
   ``content`` and ``locations`` of a call pass through to the driver;

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from mead_notebook import Allow, Call, Deny, TurnError, ask_user
 from mead_notebook.driver import TurnDriver
+from mead_notebook.errors import GateError
 from mead_notebook.interaction import (
     FINAL_STATUSES,
     Choice,
@@ -91,6 +92,8 @@ class Session:
         self._task: asyncio.Task[Any] | None = None
         self._running: object | None = None
         """The ticket of the callback running now (see :meth:`_post`)."""
+        self._running_calls: set[str] = set()
+        """The calls claimed by a run that has not ended (see :meth:`admit`)."""
 
     # -- callbacks ----------------------------------------------------------------------
 
@@ -252,6 +255,7 @@ class Session:
         title: str | None = None,
         content: list[ContentBlock] | None = None,
         locations: list[Location] | None = None,
+        claim: bool = True,
     ) -> tuple[CallRecord, bool]:
         """Ask for a call unless this very call was decided; return (record, allowed).
 
@@ -260,8 +264,16 @@ class Session:
         it runs: a framework that pauses and runs it again (an approval it asks
         for itself, a resumed graph) gets the first answer, and the arguments the
         person approved stay in ``record.approved_arguments``.
+
+        ``claim`` (the default): the call is about to run, and is this run's until
+        :meth:`execute` ends; the same call asked for again meanwhile (a model
+        that repeats a call under one id, run twice at once) is a new call with a
+        card of its own. ``claim=False`` for an approval a framework asks before
+        its own run of the call.
         """
         record = self.known(tool_call_id, tool, server, arguments)
+        if record is not None and self._claimed(record):
+            record = None
         if record is None:
             record = self.begin(
                 tool_call_id,
@@ -275,14 +287,85 @@ class Session:
                 locations=locations,
             )
         elif record.tool_call_id in self._allowed:
-            return record, True
+            return record, self._claim(record, claim)
         elif record.status == "failed":
             return record, False
-        decision: Allow | Deny = self.driver.permission(record, parameters)
+        if isinstance(self.decide(record, parameters), Allow):
+            return record, self._claim(record, claim)
+        return record, False
+
+    def decide(self, record: CallRecord, parameters: dict[str, Any] | None = None) -> Allow | Deny:
+        """``request_permission`` for a begun call: an Allow holds for exactly this call.
+
+        A Deny has ended the call (its record and card say why).
+        """
+        decision = self.driver.permission(record, parameters)
         if isinstance(decision, Allow):
             self._allowed.add(record.tool_call_id)
-            return record, True
-        return record, False
+        return decision
+
+    def _claimed(self, record: CallRecord) -> bool:
+        with self._lock:
+            return record.tool_call_id in self._running_calls
+
+    def _claim(self, record: CallRecord, claim: bool) -> bool:
+        if claim:
+            with self._lock:
+                self._running_calls.add(record.tool_call_id)
+        return True
+
+    def _release(self, record: CallRecord) -> None:
+        with self._lock:
+            self._running_calls.discard(record.tool_call_id)
+
+    def running(
+        self,
+        record: CallRecord,
+        handle: Call | None = None,
+        *,
+        cancellable: bool = True,
+        step: str | None = None,
+        decided_by: DecidedBy | None = None,
+    ) -> Call:
+        """``register_call`` and ``in_progress`` for a call that starts running now.
+
+        Only a call allowed here (:meth:`admit`, :meth:`decide`) runs, or one the
+        agent runs under its own rules, which says so (``decided_by="agent"``).
+        Anything else is a mistake of the adapter's: ``GateError``, and the call ends
+        ``failed`` (``denied``) rather than show as running.
+        """
+        if decided_by is None and record.tool_call_id not in self._allowed:
+            message = f"{record.tool} was about to run without an Allow; it was stopped"
+            self.driver.fail(record, "denied", message)
+            raise GateError(message)
+        handle = handle if handle is not None else self.handle(record)
+        self.driver.running(
+            record, handle, cancellable=cancellable, step=step, decided_by=decided_by
+        )
+        return handle
+
+    def complete(
+        self, record: CallRecord, result: str, *, content: list[ContentBlock] | None = None
+    ) -> None:
+        """The call ended well: ``completed`` with what the model was told."""
+        self.driver.complete(record, result, content=content)
+
+    def fail(
+        self,
+        record: CallRecord,
+        outcome: Outcome,
+        error: str,
+        *,
+        step: str | None = None,
+        content: list[ContentBlock] | None = None,
+    ) -> None:
+        """The call ended ``failed`` with ``outcome``; ``error`` is what the model was told."""
+        self._allowed.discard(record.tool_call_id)
+        self.driver.fail(record, outcome, error, step=step, content=content)
+
+    def describe(self, record: CallRecord, **changes: Any) -> None:
+        """More of what a pending call will do (see ``TurnDriver.describe``)."""
+        self.driver.describe(record, **changes)
 
     def refuse(
         self,
@@ -352,31 +435,31 @@ class Session:
         (the framework's own signals, which the caller ends the call for).
         ``decided_by="agent"``: the agent ran the call without asking anyone here.
         """
-        handle = self.handle(record)
-        await self.call(
-            self.driver.running, record, handle, cancellable=True, decided_by=decided_by
-        )
-        task = asyncio.ensure_future(work())
-        loop = task.get_loop()
-
-        def cancel() -> None:
-            if not loop.is_closed():
-                loop.call_soon_threadsafe(task.cancel)
-
-        handle.on_cancel(cancel)
         try:
-            return await task
-        except asyncio.CancelledError:
-            if not (handle.cancelled and task.cancelled()) or self.cancelled.is_set():
+            handle = await self.call(self.running, record, decided_by=decided_by)
+            task = asyncio.ensure_future(work())
+            loop = task.get_loop()
+
+            def cancel() -> None:
+                if not loop.is_closed():
+                    loop.call_soon_threadsafe(task.cancel)
+
+            handle.on_cancel(cancel)
+            try:
+                return await task
+            except asyncio.CancelledError:
+                if not (handle.cancelled and task.cancelled()) or self.cancelled.is_set():
+                    raise
+                message = f"The call to {record.tool} was cancelled."
+                await self.call(self.fail, record, "cancelled", message)
+                raise CallCancelled(message) from None
+            except passthrough:
                 raise
-            message = f"The call to {record.tool} was cancelled."
-            await self.call(self.driver.fail, record, "cancelled", message)
-            raise CallCancelled(message) from None
-        except passthrough:
-            raise
-        except Exception as exc:
-            await self.call(self.driver.fail, record, "error", failure(record, exc))
-            raise
+            except Exception as exc:
+                await self.call(self.fail, record, "error", failure(record, exc))
+                raise
+        finally:
+            self._release(record)
 
     def execute_blocking(
         self,
@@ -387,15 +470,17 @@ class Session:
         passthrough: tuple[type[BaseException], ...] = (),
     ) -> R:
         """:meth:`execute` for a framework's sync path: nothing stops ``work``, the card says so."""
-        handle = self.handle(record)
-        self.call_now(self.driver.running, record, handle, cancellable=False, decided_by=decided_by)
         try:
-            return work()
-        except passthrough:
-            raise
-        except Exception as exc:
-            self.call_now(self.driver.fail, record, "error", failure(record, exc))
-            raise
+            self.call_now(self.running, record, cancellable=False, decided_by=decided_by)
+            try:
+                return work()
+            except passthrough:
+                raise
+            except Exception as exc:
+                self.call_now(self.fail, record, "error", failure(record, exc))
+                raise
+        finally:
+            self._release(record)
 
     # -- the run ------------------------------------------------------------------------
 

@@ -128,16 +128,16 @@ class Gate:
     def _ask(
         self, tool_use_id: str, tool: str, given: dict[str, Any]
     ) -> PermissionResultAllow | PermissionResultDeny:
-        driver = self.session.driver
+        session = self.session
         record = self._begin(tool_use_id, tool, given)
         known = self.sdk_tools.get(tool)
         schema = known.schema if known is not None else None
         problem = check(given, schema) if schema is not None else None
         if problem is not None:
             message = f"Invalid arguments for {record.tool}: {problem}. The tool did not run."
-            driver.fail(record, "invalid_arguments", message)
+            session.fail(record, "invalid_arguments", message)
             return PermissionResultDeny(message=message)
-        decision = driver.permission(record, schema)
+        decision = session.decide(record, schema)
         if not isinstance(decision, Allow):
             return PermissionResultDeny(message=record.error or decision.message or "Denied.")
         approved = record.approved_arguments
@@ -146,11 +146,11 @@ class Gate:
             message = (
                 f"Invalid approved arguments for {record.tool}: {problem}. The tool did not run."
             )
-            driver.fail(record, "invalid_arguments", message)
+            session.fail(record, "invalid_arguments", message)
             return PermissionResultDeny(message=message)
-        handle = self.session.handle(record)
+        handle = session.handle(record)
         handle.on_cancel(lambda: self._cancel(tool_use_id))
-        driver.running(record, handle, step=CANCEL_STEP)
+        session.running(record, handle, step=CANCEL_STEP)
         return PermissionResultAllow(
             updated_input=dict(approved if approved is not None else given)
         )
@@ -225,7 +225,7 @@ class Gate:
                     session.post(self._result, block)
 
     def _result(self, block: ToolResultBlock) -> None:
-        driver = self.session.driver
+        session = self.session
         text = _text_of(block.content)
         record = self.session.record(block.tool_use_id)
         if record is None:
@@ -234,13 +234,12 @@ class Gate:
             record = self._begin(block.tool_use_id, name, dict(use.input) if use else {})
             if block.tool_use_id not in self.hooked:
                 unknown = self.tools is not None and name not in self.tools
-                driver.fail(record, "unknown" if unknown else "invalid_arguments", text)
+                session.fail(record, "unknown" if unknown else "invalid_arguments", text)
             elif block.is_error:
-                driver.fail(record, "denied", text)
+                session.fail(record, "denied", text)
             else:
-                handle = self.session.handle(record)
-                driver.running(record, handle, cancellable=False, decided_by="agent")
-                driver.complete(record, text)
+                session.running(record, cancellable=False, decided_by="agent")
+                session.complete(record, text)
             return
         if record.status in ("completed", "failed"):
             return
@@ -249,11 +248,11 @@ class Gate:
                 "Cancelled: the whole turn was stopped (Claude Code cannot stop one of its"
                 f" tools alone). Claude Code told the model: {text}"
             )
-            driver.fail(record, "cancelled", message, step=STOPPED)
+            session.fail(record, "cancelled", message, step=STOPPED)
         elif block.is_error:
-            driver.fail(record, "error", text)
+            session.fail(record, "error", text)
         else:
-            driver.complete(record, text)
+            session.complete(record, text)
 
     def ended(self, message: ResultMessage) -> StopReason:
         """The turn's stop reason from the CLI's result (``max_turns``: ``max_rounds``)."""

@@ -118,7 +118,15 @@ def _review(
                 return {"type": "respond", "message": settled.text}
             return {"type": "reject", "message": settled.text}
         record, ok = await session.call(
-            session.admit, tool_call_id, name, TOOLS, None, args, parameters_of(tool), kind=kind
+            session.admit,
+            tool_call_id,
+            name,
+            TOOLS,
+            None,
+            args,
+            parameters_of(tool),
+            kind=kind,
+            claim=False,
         )
         edited = record.approved_arguments if ok else None
         if edited is not None and "edit" in allowed:

@@ -98,32 +98,26 @@ class Events:
         session.refuse(call_id, name, server, arguments, "unknown", as_text(item.output))
 
     def _hosted(self, raw: dict[str, Any], kind: ToolKind) -> None:
-        driver = self.session.driver
-        call_id = str(raw.get("id") or raw.get("call_id") or f"hosted-{len(driver.result.calls)}")
+        session = self.session
+        call_id = str(raw.get("id") or raw.get("call_id") or f"hosted-{len(session.result.calls)}")
         tool = str(raw.get("name") or str(raw.get("type", "hosted")).removesuffix("_call"))
         shown = {k: v for k, v in raw.items() if k not in ("id", "type", "status", "output")}
         server = str(raw.get("server_label") or "provider")
-        record = driver.begin(call_id, tool, server, None, shown, kind=kind)
-        driver.running(
-            record,
-            self.session.handle(record),
-            cancellable=False,
-            step=PROVIDER_SIDE,
-            decided_by="agent",
-        )
+        record = session.begin(call_id, tool, server, None, shown, kind=kind)
+        session.running(record, cancellable=False, step=PROVIDER_SIDE, decided_by="agent")
         if raw.get("status") in ("failed", "incomplete") or raw.get("error"):
-            driver.fail(
+            session.fail(
                 record, "error", f"{tool} failed on the provider's side: {raw.get('error')}"
             )
         else:
-            driver.complete(record, as_text(raw.get("output") or raw.get("status") or ""))
+            session.complete(record, as_text(raw.get("output") or raw.get("status") or ""))
 
     def _handoff_called(self, item: HandoffCallItem) -> None:
         raw = _as_dict(item.raw_item)
-        driver = self.session.driver
+        session = self.session
         call_id = str(raw.get("call_id", ""))
         source = self.agent or item.agent.name
-        record = driver.begin(
+        record = session.begin(
             call_id,
             str(raw.get("name", "handoff")),
             source,
@@ -131,12 +125,8 @@ class Events:
             _arguments(raw.get("arguments")),
             title=f"handoff from {source}",
         )
-        driver.running(
-            record,
-            self.session.handle(record),
-            cancellable=False,
-            step="hands the conversation over",
-            decided_by="agent",
+        session.running(
+            record, cancellable=False, step="hands the conversation over", decided_by="agent"
         )
 
     def _handoff_done(self, item: HandoffOutputItem) -> None:
@@ -146,7 +136,7 @@ class Events:
             return
         target = item.target_agent.name
         record.title = f"handoff: {item.source_agent.name} → {target}"
-        self.session.driver.complete(record, f"{target} now acts")
+        self.session.complete(record, f"{target} now acts")
 
     def approval(self, item: ToolApprovalItem) -> tuple[bool, str]:
         """Ask for an approval the SDK paused on (once per call); (allowed, the denial message)."""
@@ -158,7 +148,7 @@ class Events:
         kind = self.gate.tool_kinds.get(name) or self.gate.kinds.get(name) or "other"
         arguments = _arguments(raw.get("arguments"))
         record, allowed = self.session.admit(
-            call_id, name, server, class_of(kind), arguments, schema, kind=kind
+            call_id, name, server, class_of(kind), arguments, schema, kind=kind, claim=False
         )
         return allowed, record.error or ""
 
