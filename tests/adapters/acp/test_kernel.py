@@ -214,7 +214,7 @@ def test_the_kernels_shutdown_ends_an_open_session_and_its_children(tmp_path: Pa
     try:
         cell = (
             SETUP + "s = acp.session(agent([{'spawn': os.path.abspath('child.pid')}]))\n"
-            "s.run('go')\nprint('PID', s.process.pid)"
+            "s.run('go', interaction=widget())\nprint('PID', s.process.pid)"
         )
         reply, out = fe.run(cell, timeout=120)
         assert reply["status"] == "ok", reply
@@ -256,7 +256,9 @@ def test_a_form_is_answered_in_the_widget_and_an_unasked_call_says_agent(fe: Fro
 
 
 def test_an_agent_that_crashes_fails_the_cell_with_its_stderr(fe: Frontend) -> None:
-    reply, _ = fe.run("acp.run(agent([{'crash': 'disk on fire', 'code': 9}]), 'go')")
+    reply, _ = fe.run(
+        "acp.run(agent([{'crash': 'disk on fire', 'code': 9}]), 'go', interaction=widget())"
+    )
     assert (reply["status"], reply["ename"]) == ("error", "TurnError"), reply
     assert "scripted exited with code 9 during the turn" in reply["evalue"]
     assert "disk on fire" in reply["evalue"]
