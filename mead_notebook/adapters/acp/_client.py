@@ -1,4 +1,4 @@
-"""The ACP client side: every message of the agent, reported through one turn's driver.
+"""The ACP client side: every message of the agent, reported through one turn's session.
 
 Each incoming message runs in a task of its own on the agent's loop; every call
 into the driver goes through the turn's :class:`~mead_notebook.adapters.base.Session`
@@ -13,7 +13,7 @@ import itertools
 import logging
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp.schema import (
     AcceptElicitationResponse,
@@ -37,11 +37,21 @@ from acp.schema import (
 
 from mead_notebook import Allow, Call
 from mead_notebook.adapters.base import Session
-from mead_notebook.interaction import FINAL_STATUSES, AgentInfo, Location, ToolKind, class_of
+from mead_notebook.interaction import (
+    FINAL_STATUSES,
+    AgentInfo,
+    DecidedBy,
+    Location,
+    ToolKind,
+    class_of,
+)
 from mead_notebook.turn import CallRecord
 
 from . import _mapping as m
 from ._presets import LATE_INPUT
+
+if TYPE_CHECKING:
+    from ._served import Served
 
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
@@ -70,8 +80,11 @@ class TurnMapper:
         late_input: float = LATE_INPUT,
         strict: bool = False,
         mode_changed: Callable[[str], AgentInfo] | None = None,
+        served: Served | None = None,
     ) -> None:
         self.session = session
+        self.served = served
+        """The package's own tools served to the agent, whose calls are gated there."""
         self.server = server
         self.forward_always = forward_always
         self.late_input = late_input
@@ -87,6 +100,7 @@ class TurnMapper:
         self._input: dict[str, asyncio.Event] = {}
         self._questions = itertools.count(1)
         session.driver.editable = False
+        session.driver.agent_servers.add(server)
 
     # -- the driver, on the callback thread ---------------------------------------------
 
@@ -115,6 +129,9 @@ class TurnMapper:
 
     def _tool_call(self, update: ToolCallStart | ToolCallProgress) -> None:
         record = self._see(update)
+        if self.served is not None and self.served.owns(record):
+            self.served.reported(self, record, update)
+            return
         status = update.status
         if record.status in FINAL_STATUSES or status is None or status == "pending":
             return
@@ -128,10 +145,10 @@ class TurnMapper:
         text = m.result_text(update.raw_output, reported)
         content = m.finished_content(record.content, reported, text, update.raw_output)
         if status == "completed":
-            self.session.driver.complete(record, text, content=content)
+            self.session.complete(record, text, content=content)
         elif status == "failed":
             error = text or f"{record.tool} failed"
-            self.session.driver.fail(record, "error", error, content=content)
+            self.session.fail(record, "error", error, content=content)
 
     def _see(
         self, update: ToolCallStart | ToolCallProgress | ToolCallUpdate, *, asking: bool = False
@@ -148,7 +165,11 @@ class TurnMapper:
             and (asking or isinstance(update, ToolCallStart))
         ):
             known = None
-        kind: ToolKind | None = m.kind_of(update.kind)
+        served = self.served.see(self, update, known) if self.served is not None else None
+        if served is not None:
+            self.records[update.tool_call_id] = served
+            return served
+        kind: ToolKind | None = m.kind_from_acp(update.kind)
         arguments = m.arguments_of(update.raw_input)
         content = m.content_of(update.content)
         locations: list[Location] | None = m.locations_of(update.locations)
@@ -159,7 +180,7 @@ class TurnMapper:
             terminal = m.terminal_of(kind or (known.kind if known else None), arguments)
             content = content if terminal is None else [terminal, *content]
         if known is None:
-            record = self.session.driver.begin(
+            record = self.session.begin(
                 update.tool_call_id,
                 m.tool_name(update.field_meta, update.title, update.kind),
                 self.server,
@@ -169,6 +190,7 @@ class TurnMapper:
                 title=update.title,
                 content=content,
                 locations=locations,
+                tool_named=m.named(update.field_meta),
             )
             self.records[update.tool_call_id] = record
             return record
@@ -182,23 +204,23 @@ class TurnMapper:
             else None,
         }
         if known.status == "pending" and any(v is not None for v in changed.values()):
-            self.session.driver.describe(known, **changed)
+            self.session.describe(known, **changed)
         return known
 
-    def _run(self, record: CallRecord, decided_by: Any = None) -> None:
+    def _run(self, record: CallRecord, decided_by: DecidedBy | None = None) -> None:
         """``in_progress`` once per call, made up where the agent sends none (callback thread)."""
         if record.tool_call_id in self.running or record.status in FINAL_STATUSES:
             return
         self.running.add(record.tool_call_id)
         call = Call(record.tool_call_id, record.tool)
         call.on_cancel(lambda: self._cancel_call(record))
-        self.session.driver.running(record, call, step=TURN_STOPS, decided_by=decided_by)
+        self.session.running(record, call, step=TURN_STOPS, decided_by=decided_by)
 
     def _stop_strict(self, record: CallRecord) -> None:
         """Under ``strict``: the call that ran unasked ends ``interrupted`` saying so, and
         the agent's whole turn is cancelled (once)."""
         message = STRICT.format(tool=record.tool)
-        self.session.driver.fail(record, "interrupted", message, step="stopped: ran without asking")
+        self.session.fail(record, "interrupted", message, step="stopped: ran without asking")
         if self.stopped is None:
             self.stopped = message
             log.warning("%s: %s", self.server, message)
@@ -211,7 +233,7 @@ class TurnMapper:
 
     def _cancelled(self, record: CallRecord) -> None:
         if record.status not in FINAL_STATUSES:
-            self.session.driver.fail(
+            self.session.fail(
                 record,
                 "cancelled",
                 f"{record.tool} was cancelled; the agent's whole turn was cancelled with it",
@@ -232,11 +254,16 @@ class TurnMapper:
         if record.tool_call_id in self.asked:
             log.warning("%s asked again about %s; asking again", self.server, record.tool_call_id)
         self.asked.add(record.tool_call_id)
-        decision = await self._call(self.session.driver.permission, record)
+        if self.served is not None and self.served.owns(record):
+            response: RequestPermissionResponse = await self._call(
+                self.served.permission, self, record, options
+            )
+            return response
+        decision = await self._call(self.session.decide, record)
         if isinstance(decision, Allow):
             if decision.arguments is not None and decision.arguments != record.arguments:
                 await self._call(
-                    self.session.driver.fail,
+                    self.session.fail,
                     record,
                     "invalid_arguments",
                     "an ACP agent cannot take edited arguments; the call was refused",
@@ -245,7 +272,7 @@ class TurnMapper:
             chosen = m.option_for(options, "allow", self.forward_always)
             if chosen is None:
                 await self._call(
-                    self.session.driver.fail, record, "error", "the agent offered no allow option"
+                    self.session.fail, record, "error", "the agent offered no allow option"
                 )
                 return _cancelled()
             self._post(self._run, record)
@@ -286,7 +313,7 @@ class TurnMapper:
             answers[question.field] = value
         return AcceptElicitationResponse(action="accept", content=answers)
 
-    def _ask(self, question: m.Question) -> Any:
+    def _ask(self, question: m.FormQuestion) -> Any:
         choice = question.choice
         arguments = {"prompt": choice["prompt"], "options": list(choice["options"])}
         settled = self.session.ask(choice, "question", self.server, arguments)

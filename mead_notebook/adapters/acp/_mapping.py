@@ -34,10 +34,10 @@ from mead_notebook.interaction import (
 from mead_notebook.turn import StopReason
 
 __all__ = [
-    "Question",
+    "FormQuestion",
     "answer_of",
     "content_of",
-    "kind_of",
+    "kind_from_acp",
     "locations_of",
     "model_of",
     "option_for",
@@ -64,11 +64,17 @@ STOP_REASONS: dict[str, StopReason] = {
 AcpContent = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
 
 
-def kind_of(kind: str | None) -> ToolKind | None:
+def kind_from_acp(kind: str | None) -> ToolKind | None:
     """The contract's kind for ACP's (``switch_mode`` and anything unknown: ``other``)."""
     if kind is None:
         return None
     return cast(ToolKind, kind) if kind in KINDS else "other"
+
+
+def named(meta: dict[str, Any] | None) -> bool:
+    """Whether the agent named the call's tool (``_meta``'s ``toolName``), not only its kind."""
+    values = [meta or {}, *(v for v in (meta or {}).values() if isinstance(v, dict))]
+    return any(isinstance(v.get("toolName"), str) and v["toolName"] for v in values)
 
 
 def tool_name(meta: dict[str, Any] | None, title: str | None, kind: str | None) -> str:
@@ -227,7 +233,7 @@ def option_for(
 
 
 @dataclass(frozen=True)
-class Question:
+class FormQuestion:
     """One enumerable field of an elicitation's form, as a multiple-choice question."""
 
     field: str
@@ -238,10 +244,10 @@ class Question:
 
 def questions_of(
     question_id: str, message: str, schema: ElicitationSchema
-) -> list[Question] | None:
+) -> list[FormQuestion] | None:
     """A question per field of ``schema``; None when a field cannot be asked as a choice."""
     properties = schema.properties or {}
-    found: list[Question] = []
+    found: list[FormQuestion] = []
     for name, prop in properties.items():
         title = prop.title or name
         prompt = message if len(properties) == 1 else f"{message}\n{title}"
@@ -271,11 +277,11 @@ def questions_of(
         )
         if multiple:
             choice["multiple"] = True
-        found.append(Question(name, choice, values))
+        found.append(FormQuestion(name, choice, values))
     return found or None
 
 
-def answer_of(question: Question, settled: Settled) -> Any:
+def answer_of(question: FormQuestion, settled: Settled) -> Any:
     """The form value for a settled question (the person's own words stay text); None for
     no valid answer."""
     if not settled.answered:
