@@ -23,9 +23,10 @@ Every final update carries ``outcome`` (``None`` for a completed call) and the
 short ``result`` or ``error``: a view needs nothing else to draw the call.
 
 A call may say more of what it will do: its ``kind`` (ACP's vocabulary, from
-which ``class`` is derived), ``content`` (text, a diff, a terminal command) and
-``locations`` (files and lines). A call the agent ran under its own rules,
-without asking anyone here, says so with ``decided_by: "agent"``.
+which ``class`` is derived), ``content`` (text, a diff, a terminal command,
+code; once it ran, what it printed and showed) and ``locations`` (files and
+lines). A call the agent ran under its own rules, without asking anyone here,
+says so with ``decided_by: "agent"``.
 
 :class:`PlanAndThoughts` is an optional protocol for an agent's plan and its
 streamed reasoning; interactions that lack it simply never hear of them.
@@ -53,15 +54,21 @@ __all__ = [
     "Allow",
     "Answered",
     "Choice",
+    "CodeBlock",
     "ContentBlock",
     "DecidedBy",
     "DefaultTurnHooks",
     "Deny",
     "DiffBlock",
+    "HtmlBlock",
+    "ImageBlock",
+    "ImageType",
     "Interaction",
     "Location",
     "Option",
     "Outcome",
+    "OutputBlock",
+    "OutputName",
     "Picked",
     "PlanAndThoughts",
     "PlanEntry",
@@ -164,8 +171,57 @@ class TerminalBlock(_TerminalFields, total=False):
     exit_code: int | None
 
 
-ContentBlock = TextBlock | DiffBlock | TerminalBlock
-"""One block of what a call will do, tagged by ``type``."""
+class CodeBlock(TypedDict):
+    """Code a call will run or put in the notebook, in ``language`` (``python``)."""
+
+    type: Literal["code"]
+    language: str
+    code: str
+
+
+OutputName = Literal["stdout", "stderr", "result", "error"]
+"""Which output of running code a text is: what it printed to ``stdout`` or
+``stderr``, the ``result`` (the value of its last expression, as text), or the
+``error`` it raised (its traceback)."""
+
+
+class OutputBlock(TypedDict):
+    """Text that running code produced, as a cell shows it (``name`` says which)."""
+
+    type: Literal["output"]
+    name: OutputName
+    text: str
+
+
+class HtmlBlock(TypedDict):
+    """A rich output as HTML (a DataFrame's table), and ``text`` for where HTML is not shown.
+
+    The HTML is untrusted: every view sanitises it before showing it.
+    """
+
+    type: Literal["html"]
+    html: str
+    text: str
+
+
+ImageType = Literal["image/png", "image/jpeg", "image/gif"]
+"""The image types a block may carry."""
+
+
+class ImageBlock(TypedDict):
+    """An image a call produced (a figure): base64 ``data`` of type ``mime_type``, and
+    ``alt``, what it shows in words (the output's text)."""
+
+    type: Literal["image"]
+    mime_type: ImageType
+    data: str
+    alt: str
+
+
+ContentBlock = (
+    TextBlock | DiffBlock | TerminalBlock | CodeBlock | OutputBlock | HtmlBlock | ImageBlock
+)
+"""One block of what a call will do or did, tagged by ``type``."""
 
 
 class Location(TypedDict):

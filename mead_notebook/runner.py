@@ -15,7 +15,7 @@ from .driver import TurnDriver
 from .errors import ModelError, ToolArgumentError, TurnError
 from .interaction import Deny
 from .model import Message, Model, Thought, ToolCall, ToolSpec
-from .tools import Tool, preview, result_text, spec_of
+from .tools import Tool, ToolFailure, ToolOutput, preview, result_text, spec_of
 from .turn import POLL_INTERVAL, CallRecord, TurnResult
 
 if TYPE_CHECKING:
@@ -206,7 +206,8 @@ class TurnRunner:
             self.running.pop(call.tool_call_id, None)
         if event.kind == "done" and event.error is None:
             call.result = result_text(event.value)
-            self.driver.complete(record, call.result)
+            content = event.value.content if isinstance(event.value, ToolOutput) else None
+            self.driver.complete(record, call.result, content=content)
             return _tool_message(record.source_id, call.result, error=False)
         timeout = self.router.tool_timeout
         if event.kind == "cancel":
@@ -215,6 +216,10 @@ class TurnRunner:
             message = self._fail(
                 record, "timeout", f"{t.name} did not finish within {timeout:g} s."
             )
+        elif isinstance(event.error, ToolFailure):
+            failure = event.error
+            self.driver.fail(record, failure.outcome, failure.message, content=failure.content)
+            message = _tool_message(record.source_id, failure.message, error=True)
         else:
             err = event.error
             what = f"{type(err).__name__}: {err}" if err is not None else "unknown error"

@@ -63,6 +63,12 @@ NAMED: list[tuple[str, Any]] = [
     ("TextBlock", interaction.TextBlock),
     ("DiffBlock", interaction.DiffBlock),
     ("TerminalBlock", interaction.TerminalBlock),
+    ("CodeBlock", interaction.CodeBlock),
+    ("OutputName", interaction.OutputName),
+    ("OutputBlock", interaction.OutputBlock),
+    ("HtmlBlock", interaction.HtmlBlock),
+    ("ImageType", interaction.ImageType),
+    ("ImageBlock", interaction.ImageBlock),
     ("ContentBlock", interaction.ContentBlock),
     ("Location", interaction.Location),
     ("PlanEntry", interaction.PlanEntry),
@@ -72,6 +78,10 @@ NAMED: list[tuple[str, Any]] = [
     ("CardText", protocol.CardText),
     ("CardDiff", protocol.CardDiff),
     ("CardTerminal", protocol.CardTerminal),
+    ("CardCode", protocol.CardCode),
+    ("CardOutput", protocol.CardOutput),
+    ("CardHtml", protocol.CardHtml),
+    ("CardImage", protocol.CardImage),
     ("CardBlock", protocol.CardBlock),
     ("Settlement", protocol.Settlement),
     ("ScopeOffer", protocol.ScopeOffer),
@@ -160,6 +170,8 @@ CONSTANTS = [
     ("UNSHOWN_ONE", labels.UNSHOWN_ONE, "Readonly<Record<string, string>>"),
     ("UNSHOWN_MANY", labels.UNSHOWN_MANY, "Readonly<Record<string, string>>"),
     ("NO_NEWLINE", labels.NO_NEWLINE, "string"),
+    ("OUTPUT_LABEL", labels.OUTPUT_LABEL, "Readonly<Record<string, string>>"),
+    ("RICH_NOT_SHOWN", labels.RICH_NOT_SHOWN, "string"),
 ]
 
 

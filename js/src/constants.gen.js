@@ -2,7 +2,7 @@
 // The protocol's version, limits and words, shared with the kernel.
 
 /** @type {number} */
-export const PROTOCOL_VERSION = 5;
+export const PROTOCOL_VERSION = 6;
 /** @type {number} */
 export const MAX_NOTE = 500;
 /** @type {number} */
@@ -190,3 +190,12 @@ export const UNSHOWN_MANY = Object.freeze({
 });
 /** @type {string} */
 export const NO_NEWLINE = "No newline at end of file";
+/** @type {Readonly<Record<string, string>>} */
+export const OUTPUT_LABEL = Object.freeze({
+  "stdout": "Output",
+  "stderr": "Standard error",
+  "result": "Out",
+  "error": "Traceback"
+});
+/** @type {string} */
+export const RICH_NOT_SHOWN = "{what} not shown ({n} characters: over the card's limit, or not valid)";

@@ -41,7 +41,40 @@ export interface TerminalBlock {
   exit_code?: number | null;
 }
 
-export type ContentBlock = TextBlock | DiffBlock | TerminalBlock;
+/** Code a call will run or put in the notebook, in ``language`` (``python``). */
+export interface CodeBlock {
+  type: "code";
+  language: string;
+  code: string;
+}
+
+export type OutputName = "stdout" | "stderr" | "result" | "error";
+
+/** Text that running code produced, as a cell shows it (``name`` says which). */
+export interface OutputBlock {
+  type: "output";
+  name: OutputName;
+  text: string;
+}
+
+/** A rich output as HTML (a DataFrame's table), and ``text`` for where HTML is not shown. */
+export interface HtmlBlock {
+  type: "html";
+  html: string;
+  text: string;
+}
+
+export type ImageType = "image/png" | "image/jpeg" | "image/gif";
+
+/** An image a call produced (a figure): base64 ``data`` of type ``mime_type``, and ``alt``, what it shows in words (the output's text). */
+export interface ImageBlock {
+  type: "image";
+  mime_type: ImageType;
+  data: string;
+  alt: string;
+}
+
+export type ContentBlock = TextBlock | DiffBlock | TerminalBlock | CodeBlock | OutputBlock | HtmlBlock | ImageBlock;
 
 /** A file a call touches; ``line`` is 1-based, or None for the whole file. */
 export interface Location {
@@ -105,7 +138,40 @@ export interface CardTerminal {
   cut: number;
 }
 
-export type CardBlock = CardText | CardDiff | CardTerminal;
+/** Code a call will run or put in the notebook, in ``language`` (a short lowercase name, ``text`` when the source gave none that looks like one); ``cut``: characters of the code not shown. */
+export interface CardCode {
+  type: "code";
+  language: string;
+  code: string;
+  cut: number;
+}
+
+/** Text that running code produced: what it printed (``stdout``, ``stderr``), its ``result`` or the ``error`` it raised; ``cut``: characters not shown. */
+export interface CardOutput {
+  type: "output";
+  name: OutputName;
+  text: string;
+  cut: number;
+}
+
+/** A rich output (a DataFrame's table): ``html`` as the kernel sanitised it (nh3, the static transcript's rules; every view sanitises it again before showing it), None when it is larger than :data:`MAX_HTML` or past the card's share of rich output (:data:`MAX_RICH`); ``text``, the output as text; ``cut``: characters of either not shown. */
+export interface CardHtml {
+  type: "html";
+  html: string | null;
+  text: string;
+  cut: number;
+}
+
+/** An image (a figure): base64 ``data`` of ``mime_type``, empty when it was not a valid image of that type, larger than :data:`MAX_IMAGE` or past :data:`MAX_RICH` (``cut`` then counts its characters); ``alt`` says what it shows in words. */
+export interface CardImage {
+  type: "image";
+  mime_type: ImageType;
+  data: string;
+  alt: string;
+  cut: number;
+}
+
+export type CardBlock = CardText | CardDiff | CardTerminal | CardCode | CardOutput | CardHtml | CardImage;
 
 /** How a question was settled. */
 export interface Settlement {

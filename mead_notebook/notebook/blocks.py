@@ -6,29 +6,78 @@ What is left out is counted, never dropped in silence: a block says how many of
 its characters are ``cut``, a diff (:mod:`.diffs`) is computed from the whole
 texts and says how many changed lines it does not show, and the blocks and
 locations past :data:`.protocol.MAX_BLOCKS` are counted.
+
+What running code produced is kept the same way: a rich output's HTML is
+sanitised here (:mod:`.sanitize`), an image is kept only when its data is base64
+of the type it claims, and both count against one card's :data:`.protocol.MAX_RICH`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal, cast
+import base64
+import binascii
+import re
+from typing import Any, Final, Literal, cast, get_args
 
-from ..interaction import Location, PlanEntry
+from ..interaction import ImageType, Location, OutputName, PlanEntry
 from .diffs import diff_view
 from .protocol import (
     MAX_BLOCK_TEXT,
     MAX_BLOCKS,
+    MAX_HTML,
+    MAX_IMAGE,
     MAX_PATH,
     MAX_PLAN,
+    MAX_RICH,
     CardBlock,
+    CardCode,
+    CardHtml,
+    CardImage,
+    CardOutput,
     CardTerminal,
     CardText,
     clean_text,
 )
+from .sanitize import clean_html
 
 __all__ = ["bounded", "content_of", "locations_of", "plan_of"]
 
 _PLAN_STATUSES: Final = frozenset({"pending", "in_progress", "completed"})
 _PRIORITIES: Final = frozenset({"high", "medium", "low"})
+_LANGUAGE: Final = re.compile(r"[a-z][a-z0-9+#._-]{0,31}")
+_OUTPUT_NAMES: Final = frozenset(get_args(OutputName))
+_IMAGE_TYPES: Final = frozenset(get_args(ImageType))
+_BASE64: Final = re.compile(r"[A-Za-z0-9+/]*={0,2}")
+_MAGIC: Final[dict[str, tuple[bytes, ...]]] = {
+    "image/png": (b"\x89PNG\r\n\x1a\n",),
+    "image/jpeg": (b"\xff\xd8\xff",),
+    "image/gif": (b"GIF87a", b"GIF89a"),
+}
+"""How each image type's data begins: an image block whose data does not is dropped."""
+_FIELDS: Final[dict[str, tuple[str, ...]]] = {
+    "text": ("text",),
+    "diff": ("path", "new_text"),
+    "terminal": ("command",),
+    "code": ("code",),
+    "output": ("text",),
+    "html": ("html",),
+    "image": ("data",),
+}
+"""The string fields each block type needs."""
+
+
+class _Budget:
+    """What is left of a card's share of rich output (:data:`MAX_RICH`)."""
+
+    def __init__(self) -> None:
+        self.left = MAX_RICH
+
+    def take(self, size: int) -> bool:
+        """Whether ``size`` more characters fit; they are counted when they do."""
+        if size > self.left:
+            return False
+        self.left -= size
+        return True
 
 
 def bounded(text: str, limit: int) -> tuple[str, int]:
@@ -37,10 +86,12 @@ def bounded(text: str, limit: int) -> tuple[str, int]:
     return clean_text(text[:limit] if cut else text), cut
 
 
-def _block(value: Any) -> CardBlock | None:
+def _block(value: Any, budget: _Budget) -> CardBlock | None:
     if not isinstance(value, dict):
         return None
     kind = value.get("type")
+    if kind in ("code", "output", "html", "image"):
+        return _run_block(value, budget)
     if kind == "text":
         if not isinstance(value.get("text"), str):
             return None
@@ -73,6 +124,59 @@ def _block(value: Any) -> CardBlock | None:
     return None
 
 
+def _run_block(value: dict[str, Any], budget: _Budget) -> CardBlock | None:
+    """A block of code, or of what running code produced; None when malformed."""
+    kind = value["type"]
+    if not all(isinstance(value.get(f), str) for f in _FIELDS[kind]):
+        return None
+    if kind == "code":
+        language = value.get("language")
+        if not isinstance(language, str) or _LANGUAGE.fullmatch(language) is None:
+            language = "text"
+        code, cut = bounded(value["code"], MAX_BLOCK_TEXT)
+        return CardCode(type="code", language=language, code=code, cut=cut)
+    if kind == "output":
+        name = value.get("name")
+        if name not in _OUTPUT_NAMES:
+            return None
+        text, cut = bounded(value["text"], MAX_BLOCK_TEXT)
+        return CardOutput(type="output", name=cast(OutputName, name), text=text, cut=cut)
+    if kind == "html":
+        plain, plain_cut = _optional(value.get("text"), MAX_BLOCK_TEXT)
+        html = clean_html(clean_text(value["html"]))
+        if len(html) > MAX_HTML or not budget.take(len(html)):
+            return CardHtml(type="html", html=None, text=plain or "", cut=len(html) + plain_cut)
+        return CardHtml(type="html", html=html, text=plain or "", cut=plain_cut)
+    return _image(value, budget)
+
+
+def _image(value: dict[str, Any], budget: _Budget) -> CardImage | None:
+    mime = value.get("mime_type")
+    if mime not in _IMAGE_TYPES:
+        return None
+    alt, _ = _optional(value.get("alt"), 500)
+    data = "".join(value["data"].split())
+    fits = len(data) <= MAX_IMAGE and _is_image(data, str(mime)) and budget.take(len(data))
+    return CardImage(
+        type="image",
+        mime_type=cast(ImageType, mime),
+        data=data if fits else "",
+        alt=alt or "",
+        cut=0 if fits else len(data),
+    )
+
+
+def _is_image(data: str, mime: str) -> bool:
+    """Whether ``data`` is base64 of an image of type ``mime`` (by its first bytes)."""
+    if len(data) % 4 or _BASE64.fullmatch(data) is None:
+        return False
+    try:
+        head = base64.b64decode(data[:64], validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return head.startswith(_MAGIC[mime])
+
+
 def _optional(value: Any, limit: int) -> tuple[str | None, int]:
     return bounded(value, limit) if isinstance(value, str) else (None, 0)
 
@@ -83,9 +187,10 @@ def content_of(value: Any) -> tuple[list[CardBlock], int]:
         return [], 0
     blocks: list[CardBlock] = []
     hidden = 0
+    budget = _Budget()
     for item in value:
         if len(blocks) < MAX_BLOCKS:
-            block = _block(item)
+            block = _block(item, budget)
             if block is not None:
                 blocks.append(block)
         elif _block_shape(item):
@@ -97,9 +202,8 @@ def _block_shape(value: Any) -> bool:
     """Whether ``value`` looks like a block :func:`_block` keeps (without computing it)."""
     if not isinstance(value, dict):
         return False
-    fields = {"text": ("text",), "diff": ("path", "new_text"), "terminal": ("command",)}
     kind = value.get("type")
-    needed = fields.get(kind) if isinstance(kind, str) else None
+    needed = _FIELDS.get(kind) if isinstance(kind, str) else None
     return needed is not None and all(isinstance(value.get(f), str) for f in needed)
 
 

@@ -4,7 +4,9 @@ Pure functions: each returns a new card, so a card already synced is never
 changed in place. Each also says whether the card shows all of what the call
 will do (``incomplete``) and whether what it shows before a decision has
 invisible or bidirectional characters (``invisible``), so no view has to work
-that out for itself.
+that out for itself. Both are about what the call will do: the outputs of a call
+that ran (``output``, ``html`` and ``image`` blocks) are shown with what each
+leaves out and its invisible characters marked, but set neither.
 """
 
 from __future__ import annotations
@@ -117,7 +119,7 @@ def _flagged(card: Card) -> Card:
             card["server"],
             card["arguments"],
             card["approved_arguments"],
-            card["content"],
+            [block for block in card["content"] if not _produced(block)],
             card["locations"],
             card["current_step"],
             *asked,
@@ -127,8 +129,19 @@ def _flagged(card: Card) -> Card:
 
 
 def _left_out(block: CardBlock) -> bool:
-    """Whether a block does not show all of itself."""
+    """Whether a block of what the call will do does not show all of itself.
+
+    What the call produced (its outputs) is not what it will do: a view says what
+    each such block leaves out, and the card is not ``incomplete`` for it.
+    """
+    if _produced(block):
+        return False
     return block["cut"] > 0 or (block["type"] == "diff" and block["hidden"] > 0)
+
+
+def _produced(block: CardBlock) -> bool:
+    """Whether a block is what the call produced (an output), not what it will do."""
+    return block["type"] in ("output", "html", "image")
 
 
 def end_open(card: Card) -> Card | None:

@@ -25,7 +25,9 @@ __all__ = [
     "NOT_SHOWN",
     "NO_NEWLINE",
     "OUTCOME_LABEL",
+    "OUTPUT_LABEL",
     "PLAN_GLYPH",
+    "RICH_NOT_SHOWN",
     "STATUS_LABEL",
     "STOP_REASON",
     "TOO_LATE",
@@ -146,6 +148,17 @@ UNSHOWN_MANY: Final[dict[str, str]] = {
     "block": "blocks",
     "location": "locations",
 }
+OUTPUT_LABEL: Final[dict[str, str]] = {
+    "stdout": "Output",
+    "stderr": "Standard error",
+    "result": "Out",
+    "error": "Traceback",
+}
+"""What each output of running code is called where it shows: what it printed, its
+last expression's value, the error it raised."""
+RICH_NOT_SHOWN: Final = "{what} not shown ({n} characters: over the card's limit, or not valid)"
+"""What a rich output the kernel did not keep says instead (``what``: ``HTML``, or the
+image's type); ``n`` as in :data:`NOT_SHOWN`."""
 NO_NEWLINE: Final = "No newline at end of file"
 """A diff row after a last line that has no line ending, as unified diffs say it."""
 

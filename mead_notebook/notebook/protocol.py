@@ -16,8 +16,10 @@ from typing import Any, Final, Literal, TypedDict, get_args
 
 from ..interaction import (
     DecidedBy,
+    ImageType,
     Location,
     Outcome,
+    OutputName,
     PlanEntry,
     Status,
     ToolClass,
@@ -34,7 +36,11 @@ __all__ = [
     "CancelMessage",
     "Card",
     "CardBlock",
+    "CardCode",
     "CardDiff",
+    "CardHtml",
+    "CardImage",
+    "CardOutput",
     "CardTerminal",
     "CardText",
     "ChoiceOption",
@@ -60,7 +66,7 @@ __all__ = [
     "parse",
 ]
 
-PROTOCOL_VERSION: Final = 5
+PROTOCOL_VERSION: Final = 6
 """The version of this protocol, synced as the ``protocol_version`` trait.
 
 1: state saved before the protocol had a version (no trait; views read it with
@@ -72,7 +78,8 @@ view claimed them). 4: a question carries the ``version`` of the call it shows,
 and a view's answer the version it was made on. 5: a diff block carries the rows
 the kernel computed from the whole texts (no ``old_text`` and ``new_text``), every
 block says how much of it is ``cut``, and a card says whether it is
-``incomplete`` and whether it shows ``invisible`` characters. A view renders any
+``incomplete`` and whether it shows ``invisible`` characters. 6: blocks of code
+(``code``) and of what running it produced (``output``, ``html``, ``image``). A view renders any
 version up to its own; state of a newer version renders what the view knows, with a note that
 the page's frontend is older than the kernel's.
 """
@@ -228,8 +235,54 @@ class CardTerminal(TypedDict):
     cut: int
 
 
-CardBlock = CardText | CardDiff | CardTerminal
-"""One block of what a call will do, as a card shows it, tagged by ``type``."""
+class CardCode(TypedDict):
+    """Code a call will run or put in the notebook, in ``language`` (a short lowercase
+    name, ``text`` when the source gave none that looks like one); ``cut``: characters
+    of the code not shown."""
+
+    type: Literal["code"]
+    language: str
+    code: str
+    cut: int
+
+
+class CardOutput(TypedDict):
+    """Text that running code produced: what it printed (``stdout``, ``stderr``), its
+    ``result`` or the ``error`` it raised; ``cut``: characters not shown."""
+
+    type: Literal["output"]
+    name: OutputName
+    text: str
+    cut: int
+
+
+class CardHtml(TypedDict):
+    """A rich output (a DataFrame's table): ``html`` as the kernel sanitised it (nh3,
+    the static transcript's rules; every view sanitises it again before showing it),
+    None when it is larger than :data:`MAX_HTML` or past the card's share of rich
+    output (:data:`MAX_RICH`); ``text``, the output as text; ``cut``: characters of
+    either not shown."""
+
+    type: Literal["html"]
+    html: str | None
+    text: str
+    cut: int
+
+
+class CardImage(TypedDict):
+    """An image (a figure): base64 ``data`` of ``mime_type``, empty when it was not a
+    valid image of that type, larger than :data:`MAX_IMAGE` or past :data:`MAX_RICH`
+    (``cut`` then counts its characters); ``alt`` says what it shows in words."""
+
+    type: Literal["image"]
+    mime_type: ImageType
+    data: str
+    alt: str
+    cut: int
+
+
+CardBlock = CardText | CardDiff | CardTerminal | CardCode | CardOutput | CardHtml | CardImage
+"""One block of what a call will do or did, as a card shows it, tagged by ``type``."""
 
 
 Card = TypedDict(
@@ -417,6 +470,12 @@ MAX_BLOCKS = 50
 """Most content blocks, and most locations, kept on one card."""
 MAX_PLAN = 100
 """Most plan entries kept."""
+MAX_HTML = 200_000
+"""Longest sanitised HTML kept in one block, in characters; a longer one shows as text."""
+MAX_IMAGE = 2_000_000
+"""Largest image kept in one block, in characters of base64 (about 1.5 MB)."""
+MAX_RICH = 4_000_000
+"""Most characters of HTML and image data one card keeps; the blocks past it show as text."""
 
 
 def clean_text(text: str, limit: int | None = None) -> str:

@@ -14,14 +14,15 @@ import re
 from pathlib import Path
 from typing import Any, Final
 
-import nh3
 from markdown_it import MarkdownIt
 
 from ..interaction import PlanEntry
 from .agent_info import agent_text, ran_by_agent, ran_by_agent_text
-from .labels import PLAN_GLYPH, STOP_REASON
+from .highlight import code_html
+from .labels import OUTPUT_LABEL, PLAN_GLYPH, STOP_REASON
 from .protocol import Card, CardBlock, CardDiff
 from .reveal import reveal_html
+from .sanitize import clean_html
 from .transcript import (
     TurnState,
     card_left_out,
@@ -40,17 +41,6 @@ from .transcript import (
 __all__ = ["card_html", "render_markdown", "to_html"]
 
 _markdown = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
-_cleaner = nh3.Cleaner(
-    tags={
-        *("p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "strong", "em", "s", "del"),
-        *("code", "pre", "blockquote", "ul", "ol", "li", "a"),
-        *("table", "thead", "tbody", "tr", "th", "td"),
-    },
-    attributes={"a": {"href", "title"}, "ol": {"start"}},
-    url_schemes={"http", "https", "mailto"},
-    link_rel="noopener noreferrer nofollow",
-    set_tag_attribute_values={"a": {"target": "_blank"}},
-)
 
 
 def _image_as_link(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
@@ -66,7 +56,7 @@ _markdown.add_render_rule("image", _image_as_link)
 
 def render_markdown(text: str) -> str:
     """Markdown to sanitised HTML: raw HTML in ``text`` shows as text."""
-    return str(_cleaner.clean(_markdown.render(text)))
+    return clean_html(_markdown.render(text))
 
 
 STYLE: Final = " ".join(
@@ -212,13 +202,16 @@ def diff_html(block: CardDiff) -> str:
 
 
 def content_html(block: CardBlock) -> str:
-    """One content block: text, a diff, or a terminal command with its cwd and output."""
+    """One content block: text, a diff, a terminal command with its cwd and output,
+    code, or what running code produced."""
     if block["type"] == "text":
         return f'<pre class="mead-static-block">{_v(block["text"])}</pre>' + _not_shown(
             left_out(block)
         )
     if block["type"] == "diff":
         return diff_html(block)
+    if block["type"] != "terminal":
+        return run_html(block) + _not_shown(left_out(block))
     cwd = block.get("cwd")
     where = f' <span class="mead-static-muted">in <code>{_v1(cwd)}</code></span>' if cwd else ""
     parts = [f'<pre class="mead-static-command">$ {_v(block["command"])}</pre>{where}']
@@ -228,6 +221,42 @@ def content_html(block: CardBlock) -> str:
         parts.append(f"<p>Output{ended}:</p><pre>{_v(block.get('output') or '')}</pre>")
     parts.append(_not_shown(left_out(block)))
     return "".join(parts)
+
+
+_BASE64: Final = re.compile(r"[A-Za-z0-9+/]*={0,2}")
+_IMAGE_TYPES: Final = frozenset({"image/png", "image/jpeg", "image/gif"})
+
+
+def run_html(block: CardBlock) -> str:
+    """Code (highlighted in the theme's editor colours), or one output of running it:
+    printed text, a value, a traceback, sanitised HTML, an image."""
+    if block["type"] == "code":
+        language = _e(block["language"])
+        return (
+            f'<pre class="mead-static-code" data-language="{language}">'
+            f"<code>{code_html(block['code'], block['language'])}</code></pre>"
+        )
+    if block["type"] == "output":
+        name = block["name"]
+        label = OUTPUT_LABEL.get(name, name)
+        return (
+            f'<p class="mead-static-muted">{_e(label)}</p>'
+            f'<pre class="mead-static-output mead-static-output-{_e(name)}">'
+            f"{_v(block['text'])}</pre>"
+        )
+    if block["type"] == "html":
+        if block["html"] is not None:
+            return f'<div class="mead-static-html">{clean_html(block["html"])}</div>'
+        return f'<pre class="mead-static-output">{_v(block["text"])}</pre>'
+    if block["type"] == "image":
+        data, mime = block["data"], block["mime_type"]
+        if not data or mime not in _IMAGE_TYPES or _BASE64.fullmatch(data) is None:
+            return ""
+        return (
+            f'<img class="mead-static-image" src="data:{mime};base64,{data}" '
+            f'alt="{_e(block["alt"])}">'
+        )
+    return ""
 
 
 def plan_html(plan: list[PlanEntry]) -> str:

@@ -27,6 +27,8 @@ from .labels import (
     INCOMPLETE_WARNING,
     INVISIBLE_WARNING,
     OUTCOME_LABEL,
+    OUTPUT_LABEL,
+    RICH_NOT_SHOWN,
     STATUS_LABEL,
     UNMADE,
     not_shown,
@@ -171,6 +173,10 @@ def decision_text(card: Card) -> str:
         text = f"Allowed{by} for {rule}" if rule else f"Allowed{by}"
     elif decision == "allow" and rule:
         text = f"Allowed{by}, and always from now on for {rule}"
+    elif decision == "deny" and by_key == "rule":
+        text = f"Denied by your “Deny always” rule for {rule}" if rule else "Denied by a rule"
+    elif decision == "deny" and rule:
+        text = f"Denied{by}, and always from now on for {rule}"
     elif decision in DECISION:
         text = DECISION[decision] if decision in UNMADE else DECISION[decision] + by
     else:
@@ -181,7 +187,8 @@ def decision_text(card: Card) -> str:
 
 
 def rule_label(rule: str) -> str:
-    """A rule as the kernel names it ("tool delete_file") in words ("the tool delete_file")."""
+    """A rule in words: the kernel names it by what it covers; state saved by protocol 4
+    and older named it by scope and value ("tool delete_file": "the tool delete_file")."""
     scope, _, value = rule.partition(" ")
     if scope == "tool" and value:
         return f"the tool {value}"
@@ -310,9 +317,23 @@ def left_out(block: CardBlock) -> list[str]:
     said = []
     if block["type"] == "diff" and block.get("hidden"):
         said.append(not_shown(block["hidden"], "line"))
-    if block.get("cut"):
+    rich = rich_left_out(block)
+    if rich:
+        said.append(rich)
+    elif block.get("cut"):
         said.append(not_shown(block["cut"], "character"))
     return said
+
+
+def rich_left_out(block: CardBlock) -> str:
+    """What a rich output's block says when the kernel did not keep its HTML or image."""
+    if block["type"] == "html" and block["html"] is None:
+        what = "HTML"
+    elif block["type"] == "image" and not block["data"]:
+        what = block["mime_type"]
+    else:
+        return ""
+    return RICH_NOT_SHOWN.format(what=what, n=f"{block['cut']:,}")
 
 
 def card_left_out(card: Card) -> list[str]:
@@ -365,6 +386,19 @@ def content_markdown(card: Card) -> list[str]:
             if output or code is not None:
                 ended = f" (exit code {code})" if code is not None else ""
                 parts.append(f"Output{ended}:\n\n{_code_block(reveal(output or ''), 'text')}")
+        elif block["type"] == "code":
+            parts.append(_code_block(reveal(block["code"]), block["language"]))
+        elif block["type"] == "output":
+            label = OUTPUT_LABEL.get(block["name"], block["name"])
+            parts.append(f"{label}:\n\n{_code_block(reveal(block['text']), 'text')}")
+        elif block["type"] == "html":
+            if block["text"]:
+                parts.append(f"Shown as HTML:\n\n{_code_block(reveal(block['text']), 'text')}")
+            else:
+                parts.append("Shown as HTML.")
+        elif block["type"] == "image":
+            alt = reveal(block["alt"], one_line=True)
+            parts.append(_escape_md(f"Image ({block['mime_type']}){': ' + alt if alt else ''}."))
         said = left_out(block)
         if said:
             parts.append(_escape_md("; ".join(said) + "."))

@@ -6,6 +6,7 @@ from ..errors import ToolArgumentError, ToolDefinitionError
 from . import preview
 from .base import Tool, ToolSource, result_text, spec_of
 from .function import FunctionTool, as_tool, split_tools, tool
+from .output import ToolFailure, ToolOutput
 from .preview import Preview, Previewing
 
 __all__ = [
@@ -15,6 +16,8 @@ __all__ = [
     "Tool",
     "ToolArgumentError",
     "ToolDefinitionError",
+    "ToolFailure",
+    "ToolOutput",
     "ToolSource",
     "as_tool",
     "preview",

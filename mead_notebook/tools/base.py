@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..interaction import ToolClass
 from ..model import ToolSpec
+from .output import ToolOutput
 
 if TYPE_CHECKING:
     from ..calls import Call
@@ -47,10 +48,13 @@ class ToolSource(Protocol):
 def result_text(value: Any) -> str:
     """The text a model receives for a tool's return value: a string as it is, else JSON.
 
-    ``None`` is ``"null"``, as JSON says it; what JSON cannot encode is its ``repr``.
+    A :class:`~mead_notebook.tools.ToolOutput` is its ``text``. ``None`` is
+    ``"null"``, as JSON says it; what JSON cannot encode is its ``repr``.
     """
     if isinstance(value, str):
         return value
+    if isinstance(value, ToolOutput):
+        return value.text
     try:
         return json.dumps(value, ensure_ascii=False, default=str)
     except (TypeError, ValueError):

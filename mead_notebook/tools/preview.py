@@ -23,7 +23,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from ..interaction import ContentBlock, DiffBlock, Location, TerminalBlock, TextBlock, ToolKind
+from ..interaction import (
+    CodeBlock,
+    ContentBlock,
+    DiffBlock,
+    Location,
+    TerminalBlock,
+    TextBlock,
+    ToolKind,
+)
 
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
@@ -34,6 +42,7 @@ __all__ = [
     "PREVIEW_TIMEOUT",
     "Preview",
     "Previewing",
+    "code",
     "command",
     "file_diff",
     "normalize",
@@ -78,6 +87,11 @@ class Previewing(Protocol):
 def text(value: str) -> Preview:
     """A text block."""
     return Preview([TextBlock(type="text", text=value)])
+
+
+def code(source: str, language: str = "python") -> Preview:
+    """A code block: the code a call will run or put in the notebook, shown highlighted."""
+    return Preview([CodeBlock(type="code", language=language, code=source)])
 
 
 def command(cmd: str | Sequence[str], cwd: str | Path | None = None) -> Preview:
@@ -217,13 +231,16 @@ _FIELDS: dict[str, tuple[str, ...]] = {
     "text": ("text",),
     "diff": ("path", "new_text"),
     "terminal": ("command",),
+    "code": ("code",),
 }
 
 
 def _block(value: object) -> ContentBlock:
     kind = value.get("type") if isinstance(value, dict) else None
     if not isinstance(value, dict) or kind not in _FIELDS:
-        raise TypeError(f"a content block is a dict of type text, diff or terminal, not {value!r}")
+        raise TypeError(
+            f"a content block is a dict of type text, diff, terminal or code, not {value!r}"
+        )
     missing = [name for name in _FIELDS[kind] if not isinstance(value.get(name), str)]
     if missing:
         raise TypeError(f"a {kind} block needs {', '.join(missing)} (strings): {value!r}")
@@ -244,6 +261,13 @@ def _block(value: object) -> ContentBlock:
         if isinstance(value.get("exit_code"), int):
             block["exit_code"] = value["exit_code"]
         return block
+    if kind == "code":
+        language = value.get("language")
+        return CodeBlock(
+            type="code",
+            language=language if isinstance(language, str) else "python",
+            code=value["code"],
+        )
     return TextBlock(type="text", text=value["text"])
 
 
