@@ -11,6 +11,7 @@ from .driver import TurnDriver
 from .errors import (
     MeadError,
     ModelError,
+    NoKernelError,
     ToolArgumentError,
     ToolDefinitionError,
     TurnError,
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from .notebook import NotebookInteraction
     from .providers import AnthropicModel, OpenAIModel
     from .tools.mcp import MCPServer
+    from .workbench import kernel_tools
 
 try:
     __version__ = _metadata.version("mead-notebook")  # from js/package.json, at build time
@@ -69,6 +71,7 @@ __all__ = [
     "Message",
     "Model",
     "ModelError",
+    "NoKernelError",
     "NotebookInteraction",
     "OpenAIModel",
     "Option",
@@ -96,6 +99,7 @@ __all__ = [
     "Unanswered",
     "UnsupportedKernelError",
     "Update",
+    "kernel_tools",
     "load_ipython_extension",
     "tool",
     "use",
@@ -107,6 +111,7 @@ _LAZY = {
     "OpenAIModel": ".providers",
     "AnthropicModel": ".providers",
     "MCPServer": ".tools.mcp",
+    "kernel_tools": ".workbench",
     "use": ".magic",
     "load_ipython_extension": ".magic",
 }

@@ -2,7 +2,9 @@
 # Create one virtual environment per supported ipykernel version, for the
 # real-kernel test matrix (tests/kernel/). Each gets the project's own
 # dependencies (read from pyproject.toml) and imports the project from this
-# checkout; the oldest and newest also get the agent frameworks of the adapters.
+# checkout; the oldest and newest also get the agent frameworks of the adapters and the
+# data libraries the kernel's tools are tested with (pandas, matplotlib: the versions of
+# scripts/constraints.txt).
 # Idempotent: an environment whose packages match is left alone.
 #
 #   scripts/kernel-envs.sh            # every version of the matrix
@@ -48,6 +50,10 @@ for version in "${versions[@]}"; do
   fi
   mapfile -t packages < <(requirements ${extras[@]+"${extras[@]}"})
   packages=("ipykernel==$version" "${packages[@]}")
+  if [[ ${#extras[@]} -gt 0 ]]; then
+    mapfile -t data < <(grep -E '^(pandas|matplotlib)==' "$root/scripts/constraints.txt")
+    packages+=("${data[@]}")
+  fi
   stamp="$env/.mead-packages"
   if [[ -x "$env/bin/python" && -f "$stamp" ]] &&
     [[ "$(cat "$stamp")" == "$(printf '%s\n' "${packages[@]}")" ]] &&
