@@ -579,8 +579,11 @@ class Policy(Protocol):
 
 
 def implements(obj: object) -> bool:
-    """Whether ``obj`` has every callback of :class:`Interaction`, each callable."""
-    return all(callable(getattr(obj, name, None)) for name in CALLBACKS)
+    """Whether ``obj`` has every callback of :class:`Interaction`, each callable (a class
+    does not: its callbacks need an instance)."""
+    return not isinstance(obj, type) and all(
+        callable(getattr(obj, name, None)) for name in CALLBACKS
+    )
 
 
 def valid(value: object) -> bool:
@@ -595,10 +598,17 @@ def valid(value: object) -> bool:
 def resolve(value: object) -> tuple[Interaction, Any] | None:
     """Normalise a turn's ``interaction`` option to a pair, or ``None`` for no interaction.
 
-    Raises :class:`TypeError` for anything that is neither a pair nor a bare interaction.
+    Raises :class:`TypeError` for anything that is neither a pair nor a bare interaction
+    (a class, such as ``NotebookInteraction`` without its parentheses, included).
     """
     if value is None:
         return None
+    given = value[0] if isinstance(value, tuple) and len(value) == 2 else value
+    if isinstance(given, type):
+        raise TypeError(
+            f"interaction is the class {given.__name__}, not an interaction: "
+            f"pass an instance: `{given.__name__}()`"
+        )
     if isinstance(value, tuple) and len(value) == 2 and implements(value[0]):
         interaction: Interaction = value[0]
         return interaction, value[1]

@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from mead_notebook import Allow, Deny, Interaction, Picked, Router, ScriptedModel, Unanswered
-from mead_notebook.interaction import resolve
+from mead_notebook.interaction import resolve, valid
 from mead_notebook.policies import AllowAll, DenyAll
 
 
@@ -89,6 +89,16 @@ def test_a_turn_refuses_anything_but_an_interaction_before_it_starts(bad: object
     with pytest.raises(TypeError, match="interaction"):
         router.run("hi", interaction=bad)
     assert model.remaining == 1
+
+
+@pytest.mark.parametrize("given", [AllowAll, (AllowAll, None)], ids=["bare", "pair"])
+def test_a_class_for_an_interaction_says_to_pass_an_instance(given: object) -> None:
+    model = ScriptedModel([["never streamed"]])
+    with pytest.raises(TypeError, match=r"pass an instance: `AllowAll\(\)`"):
+        Router(model).run("hi", interaction=given)
+    assert model.remaining == 1
+    assert not valid((AllowAll, None))
+    assert valid((AllowAll(), None))
 
 
 def test_a_pair_passes_its_context_to_every_callback() -> None:

@@ -11,14 +11,16 @@ handed to whatever it answers or cancels.
 
 from __future__ import annotations
 
+import difflib
 import logging
 import math
 import os
 import threading
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from ..calls import Call
+from ..driver import WITHDRAWN
 from ..interaction import (
     AgentInfo,
     Allow,
@@ -85,6 +87,7 @@ class NotebookInteraction(SyncedTurn):
             )
         if not math.isfinite(grace) or grace < 0:
             raise ValueError(f"grace must be a non-negative number of seconds, not {grace!r}")
+        _check_keywords(type(self), kwargs)
         for name, value in (("policy", policy), ("fallback", fallback)):
             if value is not None and not callable(getattr(value, "decide", None)):
                 raise TypeError(f"{name} needs a decide(request) method: {value!r}")
@@ -210,6 +213,10 @@ class NotebookInteraction(SyncedTurn):
     def interrupt(self, context: Any) -> None:
         """Close every open question as interrupted, from any thread."""
         self._questions.close_all("the turn was interrupted", interrupted=True)
+
+    def withdraw(self, context: Any, tool_call_id: str) -> None:
+        """Close the open question of ``tool_call_id`` alone, from any thread."""
+        self._questions.withdraw(tool_call_id, WITHDRAWN)
 
     def idle(self, context: Any) -> None:
         """Serve the frontend's messages while the turn's thread waits on a tool."""
@@ -397,6 +404,26 @@ class NotebookInteraction(SyncedTurn):
                 self._outputs.show(self._widget_data())
         except Exception:
             log.exception("the widget could not be displayed")
+
+
+OPTIONS: Final = ("timeout", "grace", "fallback", "policy", "display", "keyboard", "audit")
+"""The keywords ``NotebookInteraction`` takes (besides the widget's own traits)."""
+
+
+def _check_keywords(cls: type[NotebookInteraction], given: dict[str, Any]) -> None:
+    """Refuse keywords that are neither an option nor a trait of the widget (a typo like
+    ``polcy=`` would otherwise be a traitlets warning nobody sees, and the option ignored)."""
+    traits = set(cls.class_trait_names())
+    unknown = [name for name in given if name not in traits]
+    if not unknown:
+        return
+    name = unknown[0]
+    close = difflib.get_close_matches(name, OPTIONS, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise TypeError(
+        f"{cls.__name__}() got an unexpected keyword argument {name!r}{hint}; "
+        f"it takes {', '.join(OPTIONS)}"
+    )
 
 
 def _shown(card: Card) -> list[Any]:

@@ -25,6 +25,7 @@ from mead_notebook.interaction import Allow, Deny, PlanAndThoughts, PlanEntry, U
 from mead_notebook.model import ScriptedModel, ToolCall
 from mead_notebook.notebook import waiting as _waiting
 from mead_notebook.notebook.protocol import PROTOCOL_VERSION
+from mead_notebook.notebook.widget import NotebookInteraction
 from mead_notebook.policies import AllowAll, AllowReads
 from mead_notebook.router import Router
 from mead_notebook.tools import tool
@@ -58,6 +59,24 @@ def test_synced_traits_are_the_protocol_ones(make: Any) -> None:
     opened = [d for t, d in c.sent if t == "comm_open"]
     assert opened[0]["state"]["status"] == "idle"
     assert opened[0]["state"]["calls"] == {}
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ({"polcy": AllowAll()}, "'polcy' (did you mean 'policy'?)"),
+        ({"timout": 5}, "'timout' (did you mean 'timeout'?)"),
+        ({"colour": "red"}, "'colour'; it takes"),
+    ],
+)
+def test_an_unknown_keyword_is_a_type_error_naming_the_ones_it_takes(
+    given: dict[str, Any], said: str
+) -> None:
+    with pytest.raises(TypeError) as raised:
+        NotebookInteraction(**given)
+    message = str(raised.value)
+    assert f"NotebookInteraction() got an unexpected keyword argument {said}" in message
+    assert message.endswith("it takes timeout, grace, fallback, policy, display, keyboard, audit")
 
 
 def test_repr_is_stable_and_summarises(make: Any) -> None:
