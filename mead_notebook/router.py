@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import itertools
 import logging
+import sys
 import threading
+import warnings
 from collections.abc import Iterable, Sequence
 
 from .ask_user import ASK_USER
@@ -12,12 +14,45 @@ from .driver import TurnDriver
 from .model import Message, Model
 from .runner import TurnRunner
 from .tools import Tool, split_tools
-from .turn import Turn, TurnResult
+from .turn import Turn, TurnResult, one_line_interrupt
 
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
 
-__all__ = ["Router"]
+__all__ = ["UNASKED", "Router", "UnaskedWarning"]
+
+UNASKED = (
+    "this turn has no interaction, so its tools run without asking anyone: pass "
+    "interaction=NotebookInteraction() to be asked first (said once per kernel)"
+)
+"""What a notebook's first turn without an interaction says."""
+
+
+class UnaskedWarning(UserWarning):
+    """A turn in a notebook runs its tools without asking anyone (no interaction)."""
+
+
+_unasked_said = False
+_unasked_lock = threading.Lock()
+
+
+def _in_a_kernel() -> bool:
+    """Whether this runs in a Jupyter kernel (where a person could have been asked)."""
+    if "ipykernel" not in sys.modules or "IPython" not in sys.modules:
+        return False
+    from IPython import get_ipython
+
+    return getattr(get_ipython(), "kernel", None) is not None
+
+
+def _say_unasked(stacklevel: int) -> None:
+    """Warn, once per kernel and only in one, that a turn's tools run unasked."""
+    global _unasked_said
+    with _unasked_lock:
+        if _unasked_said or not _in_a_kernel():
+            return
+        _unasked_said = True
+    warnings.warn(UNASKED, UnaskedWarning, stacklevel=stacklevel + 1)
 
 
 class Router:
@@ -83,9 +118,16 @@ class Router:
         """Run one turn in this thread and return its result.
 
         ``interaction`` is an ``Interaction``, an ``(interaction, context)`` pair or
-        ``None`` (tools run unasked). A model failure raises ``TurnError``.
+        ``None`` (tools run unasked; in a notebook the first such turn says so, once
+        per kernel). A model failure raises ``TurnError``; an interrupt re-raises
+        ``KeyboardInterrupt``, which a notebook shows as one line saying what stopped.
         """
-        return self._runner(interaction).run(prompt, history)
+        runner = self._runner(interaction, stacklevel=3)
+        try:
+            return runner.run(prompt, history)
+        except KeyboardInterrupt as exc:
+            one_line_interrupt(exc, runner.driver.result)
+            raise
 
     def start(
         self,
@@ -95,7 +137,7 @@ class Router:
         history: Sequence[Message] | None = None,
     ) -> Turn[TurnResult]:
         """Start a turn in a background thread and return its handle at once."""
-        runner = self._runner(interaction)
+        runner = self._runner(interaction, stacklevel=3)
         return Turn(lambda: runner.run(prompt, history), driver=runner.driver, cancel=runner.cancel)
 
     async def arun(
@@ -108,8 +150,10 @@ class Router:
         """Run a turn in a worker thread and await it (for async cells)."""
         return await self.start(prompt, interaction=interaction, history=history)
 
-    def _runner(self, interaction: object) -> TurnRunner:
+    def _runner(self, interaction: object, *, stacklevel: int) -> TurnRunner:
         driver = TurnDriver(interaction)
+        if driver.interaction is None:
+            _say_unasked(stacklevel)
         return TurnRunner(self, self._open(), driver)
 
     def _open(self) -> dict[str, Tool]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import threading
 import time
@@ -26,7 +27,15 @@ from .model import Message
 if TYPE_CHECKING:
     from .driver import TurnDriver
 
-__all__ = ["POLL_INTERVAL", "CallRecord", "StopReason", "Turn", "TurnResult"]
+__all__ = [
+    "POLL_INTERVAL",
+    "CallRecord",
+    "StopReason",
+    "Turn",
+    "TurnResult",
+    "interrupted_line",
+    "one_line_interrupt",
+]
 
 POLL_INTERVAL = 0.05
 """How often a thread waiting on a turn or a tool looks up to serve the interaction."""
@@ -116,6 +125,27 @@ class TurnResult:
         )
 
 
+def interrupted_line(exc: BaseException, result: TurnResult) -> str:
+    """What an interrupted turn's cell says, in one line: which calls stopped, and how."""
+    stopped = [c for c in result.calls if c.outcome in ("interrupted", "cancelled")]
+    if not stopped:
+        said = "the turn was interrupted"
+    else:
+        names = ", ".join(dict.fromkeys(c.tool for c in stopped))
+        verb = "was" if len(stopped) == 1 else "were"
+        said = f"the turn was interrupted; {names} {verb} stopped and did not finish"
+    return f"{type(exc).__name__}: {said}. Run the cell again for a new turn."
+
+
+def one_line_interrupt(exc: BaseException, result: TurnResult) -> BaseException:
+    """``exc`` (an interrupt of a waiting cell), shown by IPython as :func:`interrupted_line`
+    alone instead of a traceback through the turn's waiting machinery; returns ``exc``."""
+    line = interrupted_line(exc, result)
+    with contextlib.suppress(AttributeError):
+        exc._render_traceback_ = lambda: [line]  # type: ignore[attr-defined]
+    return exc
+
+
 class Turn(Generic[R]):
     """A turn running in a background thread: ``result()``, ``await turn`` or ``cancel()``.
 
@@ -174,9 +204,10 @@ class Turn(Generic[R]):
                 self._driver.idle()
                 if deadline is not None and time.monotonic() >= deadline:
                     raise TimeoutError(f"the turn is still running after {timeout} s")
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             self.cancel()
             self._done.wait(5.0)
+            one_line_interrupt(exc, self._driver.result)
             raise
         return self._outcome()
 
@@ -212,9 +243,10 @@ class Turn(Generic[R]):
         serve = self._driver.serve(self.done)
         try:
             await finished
-        except BaseException:
+        except BaseException as exc:
             self.cancel()
             await loop.run_in_executor(None, self._done.wait, 5.0)
+            one_line_interrupt(exc, self._driver.result)
             raise
         finally:
             if serve is not None:

@@ -26,6 +26,7 @@ from mead_notebook import (
 from mead_notebook.driver import SHORT
 from mead_notebook.interaction import DefaultTurnHooks
 from mead_notebook.policies import AllowAll, AllowReads, DenyAll, Recording
+from mead_notebook.router import UnaskedWarning
 
 log: list[tuple[str, str]] = []
 
@@ -760,3 +761,10 @@ def test_a_reused_call_id_gets_a_card_and_a_question_of_its_own() -> None:
     assert [c.source_id for c in result.calls] == ["same", "same"]
     replies = [m for m in seen[2] if m.get("role") == "tool"]
     assert [m["tool_call_id"] for m in replies] == ["same", "same"]
+
+
+def test_a_turn_without_an_interaction_outside_a_kernel_says_nothing(
+    recwarn: pytest.WarningsRecorder,
+) -> None:
+    Router(ScriptedModel([["plain"]])).run("hi")
+    assert [w for w in recwarn if issubclass(w.category, UnaskedWarning)] == []
