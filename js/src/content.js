@@ -2,7 +2,8 @@
 // diff with line numbers, a command as `$ command` with its working directory,
 // text, and the files it touches. The kernel computes a diff from the whole texts
 // and sends its first rows with the totals; this view renders those rows and says
-// what they leave out ("312 more changed lines not shown"). Only state saved
+// what they leave out ("312 more changed lines not shown"). Code and what running
+// it produced are drawn by run.js. Only state saved
 // before the kernel sent rows (protocol 4 and older: `old_text` and `new_text`)
 // is diffed here, with jsdiff. A long diff folds after a screenful, the rest one
 // click away. Everything goes into the DOM as text, invisible characters marked.
@@ -11,6 +12,7 @@ import { structuredPatch } from "diff";
 import { h } from "./dom.js";
 import { cardLeftOut, leftOut, notShown } from "./labels.js";
 import { revealNodes } from "./reveal.js";
+import { runBlockEl } from "./run.js";
 import { isObject } from "./state.js";
 
 /** @typedef {import("./model").CardBlock} CardBlock */
@@ -232,7 +234,7 @@ export function blockEl(block) {
   }
   if (block.type === "diff" && (Array.isArray(block.rows) || typeof block.new_text === "string")) return diffEl(block);
   if (block.type === "terminal" && typeof block.command === "string") return terminalEl(block);
-  return null;
+  return runBlockEl(block);
 }
 
 /**

@@ -4,11 +4,12 @@
 // transcript of a saved notebook the same way.
 
 import { agentText, ranByAgent, ranByAgentText } from "./agent.js";
-import { AGENT_DECIDED, STATUS_LABEL } from "./constants.gen.js";
+import { AGENT_DECIDED, OUTPUT_LABEL, STATUS_LABEL } from "./constants.gen.js";
 import { diffOf, locationText } from "./content.js";
 import { OUTCOME_LABEL, cardLeftOut, leftOut, lookup, warnings } from "./labels.js";
 import { describeAnswer, isOpen, validOptions } from "./question.js";
 import { revealText } from "./reveal.js";
+import { runLeftOut } from "./run.js";
 import { isObject } from "./state.js";
 
 /** @typedef {import("./model").Card} Card */
@@ -249,12 +250,41 @@ export function contentMarkdown(card) {
         parts.push(`Output${ended}:\n\n${codeBlock(revealText(output), "text")}`);
       }
       parts.push(...notShownMarkdown(leftOut(block)));
+    } else {
+      const ran = runMarkdown(block);
+      if (ran) parts.push(ran, ...notShownMarkdown(runLeftOut(block)));
     }
   }
   const places = (Array.isArray(card.locations) ? card.locations : []).map(locationText).filter((p) => p);
   if (places.length > 0) parts.push(`Locations: ${places.map((p) => inlineCode(revealText(p, true))).join(", ")}`);
   parts.push(...notShownMarkdown(cardLeftOut(card)));
   return parts;
+}
+
+/**
+ * A block of code, or of what running it produced, as Markdown (a fenced block in
+ * its language, an output under its label, an image in words), or "" for any other block.
+ * @param {Record<string, unknown>} block
+ * @returns {string}
+ */
+export function runMarkdown(block) {
+  if (block.type === "code" && typeof block.code === "string") {
+    const language = typeof block.language === "string" && /^[a-z][a-z0-9+#._-]{0,31}$/.test(block.language) ? block.language : "text";
+    return codeBlock(revealText(block.code), language);
+  }
+  if (block.type === "output" && typeof block.text === "string") {
+    const label = lookup(OUTPUT_LABEL, block.name) || String(block.name);
+    return `${label}:\n\n${codeBlock(revealText(block.text), "text")}`;
+  }
+  if (block.type === "html" && (typeof block.html === "string" || typeof block.text === "string")) {
+    const text = typeof block.text === "string" ? block.text : "";
+    return text ? `Shown as HTML:\n\n${codeBlock(revealText(text), "text")}` : "Shown as HTML.";
+  }
+  if (block.type === "image" && typeof block.mime_type === "string") {
+    const alt = typeof block.alt === "string" && block.alt ? `: ${revealText(block.alt, true)}` : "";
+    return escapeMarkdown(`Image (${block.mime_type})${alt}.`);
+  }
+  return "";
 }
 
 /**

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import base64
+import copy
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -215,3 +218,12 @@ def test_a_rich_output_not_kept_says_so_in_every_view() -> None:
     said = f"image/png not shown ({len(SVG)} characters: over the card's limit, or not valid)."
     assert said.replace("'", "&#x27;") in static.card_html(ran)
     assert transcript.card_markdown(ran).endswith(said.replace("(", "(").replace("'", "'"))
+
+
+RUN_TURN = json.loads((Path(__file__).parents[1] / "shared" / "copy-turn-run.json").read_text())
+"""A turn with code and what it produced, and its Markdown: js/test/run.test.js checks the
+page's Copy against the same."""
+
+
+def test_markdown_of_code_and_outputs_is_the_frontends_copy() -> None:
+    assert transcript.to_markdown(copy.deepcopy(RUN_TURN["state"])) == RUN_TURN["markdown"]
