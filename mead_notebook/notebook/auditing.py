@@ -1,19 +1,21 @@
 """What the widget writes to its audit log: one line per decision, one per ended call.
 
-Text is kept exactly as the call had it (invisible characters included); each line
+Text is kept exactly as the call had it (invisible characters included), code
+among it; an image a call showed is kept as its type, size and SHA-256. Each line
 also says whether the card showed ``invisible`` characters and whether it was
 ``incomplete`` (it did not show all the call would do), as the person saw it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import time
 from typing import Any
 
 from ..audit import AuditLog
-from .protocol import Card
+from .protocol import Card, CardBlock
 from .questions import QuestionState
 
 log = logging.getLogger(__name__)
@@ -96,7 +98,7 @@ class Auditor:
             "class": card["class"],
             "tool_kind": card.get("kind"),
             "arguments": card["arguments"],
-            "content": card.get("content") or None,
+            "content": _content(card.get("content") or []) or None,
             "locations": card.get("locations") or None,
             "invisible": card.get("invisible", False),
             "incomplete": card.get("incomplete", False),
@@ -107,3 +109,25 @@ class Auditor:
             self.log.write(event, fields)
         except OSError:
             log.exception("the audit log %s could not be written", self.log.path)
+
+
+def _content(blocks: list[CardBlock]) -> list[dict[str, Any]]:
+    """The card's blocks as the audit keeps them: an image by its type, size and SHA-256
+    (what it showed, without its bytes); every other block as it is."""
+    kept: list[dict[str, Any]] = []
+    for block in blocks:
+        if block["type"] == "image":
+            data = block["data"].encode("ascii", "replace")
+            kept.append(
+                {
+                    "type": "image",
+                    "mime_type": block["mime_type"],
+                    "alt": block["alt"],
+                    "base64_chars": len(data),
+                    "sha256": hashlib.sha256(data).hexdigest() if data else None,
+                    "cut": block["cut"],
+                }
+            )
+        else:
+            kept.append(dict(block))
+    return kept

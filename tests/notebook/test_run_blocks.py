@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -227,3 +228,31 @@ page's Copy against the same."""
 
 def test_markdown_of_code_and_outputs_is_the_frontends_copy() -> None:
     assert transcript.to_markdown(copy.deepcopy(RUN_TURN["state"])) == RUN_TURN["markdown"]
+
+
+def test_the_audit_keeps_the_code_and_an_image_by_its_digest(tmp_path: Path) -> None:
+    from mead_notebook.notebook.auditing import Auditor
+
+    ran = card(
+        "r",
+        0,
+        tool="run_python",
+        status="completed",
+        content=[
+            {"type": "code", "language": "python", "code": "plot(df)"},
+            {"type": "image", "mime_type": "image/png", "data": PNG, "alt": "a figure"},
+        ],
+    )
+    Auditor(tmp_path / "audit.jsonl", "w1").ended(ran)
+    [line] = (tmp_path / "audit.jsonl").read_text().splitlines()
+    content = json.loads(line)["content"]
+    assert content[0] == {"type": "code", "language": "python", "code": "plot(df)", "cut": 0}
+    assert content[1] == {
+        "type": "image",
+        "mime_type": "image/png",
+        "alt": "a figure",
+        "base64_chars": len(PNG),
+        "sha256": hashlib.sha256(PNG.encode()).hexdigest(),
+        "cut": 0,
+    }
+    assert PNG not in line
