@@ -26,11 +26,23 @@ stops the turn. ACP has no per-call cancel: a card's Cancel cancels the agent's
 whole turn (``session/cancel``). A kernel interrupt cancels the turn and kills
 the agent's whole process group. The turn's header names the agent, its mode,
 its sandbox and the settings it loaded (:class:`~mead_notebook.AgentInfo`).
+
+``tools=kernel_tools()`` (or any of the package's own tools) serves them to
+the agent over MCP from inside the kernel, as the server ``mead`` given at
+``session/new``: over HTTP on 127.0.0.1 with a random token in a header, or
+through a stdio bridge the agent starts when it speaks MCP over stdio only.
+The token reaches no prompt, card, transcript or audit; the server closes with
+the session (or the kernel). The gate is here: each call that reaches the
+server is a card (kind, preview), asked once: on the agent's own permission
+request when it asks first (its Allow holds for exactly that one call), else
+when the call arrives. A call runs in the kernel; its card's Cancel stops it
+alone.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from typing import Any
 
 from mead_notebook.adapters.base import missing_extra
@@ -78,14 +90,19 @@ def run(
     interaction: object,
     cwd: str | os.PathLike[str] | None = None,
     strict: bool = False,
+    tools: Iterable[object] | None = None,
 ) -> AcpResult:
     """Start ``agent`` in ``cwd`` (default: the current directory), run one turn, end it.
 
     A kernel interrupt stops the agent and propagates; an agent that fails raises
     ``TurnError`` (its ``result`` holds what the turn produced). ``strict``: a call
     that may change something, run by the agent without asking, stops the turn.
+    ``tools``: the package's own tools (``kernel_tools()``, ``@tool`` functions),
+    served to the agent over MCP from this kernel; each call is a card here.
     """
-    return start(agent, prompt, interaction=interaction, cwd=cwd, strict=strict).result()
+    return start(
+        agent, prompt, interaction=interaction, cwd=cwd, strict=strict, tools=tools
+    ).result()
 
 
 async def arun(
@@ -95,9 +112,10 @@ async def arun(
     interaction: object,
     cwd: str | os.PathLike[str] | None = None,
     strict: bool = False,
+    tools: Iterable[object] | None = None,
 ) -> AcpResult:
     """As :func:`run`, awaited (for async cells)."""
-    return await start(agent, prompt, interaction=interaction, cwd=cwd, strict=strict)
+    return await start(agent, prompt, interaction=interaction, cwd=cwd, strict=strict, tools=tools)
 
 
 def start(
@@ -107,19 +125,27 @@ def start(
     interaction: object,
     cwd: str | os.PathLike[str] | None = None,
     strict: bool = False,
+    tools: Iterable[object] | None = None,
 ) -> Turn[AcpResult]:
     """As :func:`run`, in a thread of its own: returns the turn's handle at once."""
     _check(agent)
-    conversation = Conversation(agent, cwd, strict=strict)
+    conversation = Conversation(agent, cwd, strict=strict, tools=tools)
     return conversation.start(prompt, interaction=interaction, close_after=True)
 
 
 def session(
-    agent: AgentSpec, *, cwd: str | os.PathLike[str] | None = None, strict: bool = False
+    agent: AgentSpec,
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    strict: bool = False,
+    tools: Iterable[object] | None = None,
 ) -> Conversation:
-    """One agent and one ACP session for several turns (``.run``, ``.arun``, ``.start``)."""
+    """One agent and one ACP session for several turns (``.run``, ``.arun``, ``.start``).
+
+    ``tools`` are served to the agent for as long as the session lives.
+    """
     _check(agent)
-    return Conversation(agent, cwd, strict=strict)
+    return Conversation(agent, cwd, strict=strict, tools=tools)
 
 
 def _check(agent: Any) -> None:

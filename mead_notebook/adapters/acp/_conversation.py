@@ -9,10 +9,10 @@ import logging
 import os
 import threading
 import weakref
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import acp
 from acp.schema import (
@@ -25,6 +25,7 @@ from acp.schema import (
 )
 
 from mead_notebook.adapters.base import AgentResult, Session
+from mead_notebook.adapters.base.own_tools import own_tools
 from mead_notebook.errors import MeadError
 from mead_notebook.interaction import AgentInfo
 from mead_notebook.turn import Turn
@@ -33,6 +34,9 @@ from . import _mapping as m
 from ._client import Client, TurnMapper
 from ._presets import AgentSpec
 from ._process import AgentProcess
+
+if TYPE_CHECKING:
+    from ._served import Served
 
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
@@ -92,10 +96,22 @@ class Conversation:
     """
 
     def __init__(
-        self, spec: AgentSpec, cwd: str | os.PathLike[str] | None = None, *, strict: bool = False
+        self,
+        spec: AgentSpec,
+        cwd: str | os.PathLike[str] | None = None,
+        *,
+        strict: bool = False,
+        tools: Iterable[object] | None = None,
     ) -> None:
         self.spec = spec
         self.strict = strict
+        served = own_tools(tools) if tools is not None else []
+        self.served: Served | None = None
+        """The package's own tools served to the agent over MCP from this kernel, if any."""
+        if served:
+            from ._served import Served  # the MCP server's stack, only when tools are served
+
+            self.served = Served(served, lambda: self.client.turn)
         self.mode: str | None = None
         """The agent's session mode, as it last said."""
         self.model: str | None = None
@@ -169,6 +185,7 @@ class Conversation:
             cancel_turn=lambda: self._cancel_from_card(session),
             strict=self.strict,
             mode_changed=self._mode_changed,
+            served=self.served,
         )
         if not self._busy.acquire(blocking=False):
             session.close()
@@ -180,6 +197,8 @@ class Conversation:
                 return session.run(prompt, lambda: self._turn(session, mapper, prompt))
             finally:
                 self._session = None
+                if self.served is not None:
+                    self.served.end_turn()
                 self._busy.release()
                 if close_after:
                     self.close()
@@ -314,7 +333,7 @@ class Conversation:
     async def _open(self, conn: Any) -> str:
         from mead_notebook import __version__
 
-        await conn.initialize(
+        initialized = await conn.initialize(
             protocol_version=acp.PROTOCOL_VERSION,
             client_capabilities=ClientCapabilities(
                 fs=FileSystemCapabilities(read_text_file=False, write_text_file=False),
@@ -323,7 +342,8 @@ class Conversation:
             ),
             client_info=Implementation(name="mead-notebook", version=__version__),
         )
-        opened = await conn.new_session(cwd=self.cwd, mcp_servers=[], **self.spec.session_meta)
+        servers = self.served.mcp_servers(initialized) if self.served is not None else []
+        opened = await conn.new_session(cwd=self.cwd, mcp_servers=servers, **self.spec.session_meta)
         self.model = m.model_of(opened.config_options)
         modes = opened.modes
         # An agent started with an asking policy (Codex) may name a mode of its own that
@@ -433,6 +453,8 @@ class Conversation:
             self._thread.join(timeout)
             if not self._thread.is_alive():
                 self._loop.close()
+            if self.served is not None:
+                self.served.close()
 
     async def _close(self) -> None:
         process, conn = self.process, self._conn

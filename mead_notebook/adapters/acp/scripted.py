@@ -11,6 +11,7 @@ list of steps per prompt::
     {"stop": "max_tokens"}   end the turn with this stop reason
     {"raw": {...}}   a ``session/update`` with this update, sent unvalidated
     {"mode": "auto"}   switch to this session mode and say so (``current_mode_update``)
+    {"mcp": {...}}   call a tool of the MCP server given at ``session/new`` (:mod:`._scripted_mcp`)
 
 A call: ``id``, ``title``, ``kind``, ``input`` (rawInput), ``meta`` (``_meta``),
 ``diff`` ``{path, old, new}``, ``command``, ``locations``; ``ask`` (request
@@ -25,7 +26,9 @@ turn ``cancelled``.
 
 Its session modes are ``default`` and ``auto`` (it starts in ``auto``);
 ``MEAD_SCRIPTED_MODES`` in its environment lists others (comma-separated; empty:
-it offers none), ``MEAD_SCRIPTED_MODE_FAILS=1`` makes ``session/set_mode`` fail.
+it offers none), ``MEAD_SCRIPTED_MODE_FAILS=1`` makes ``session/set_mode`` fail. It
+says it speaks MCP over HTTP unless ``MEAD_SCRIPTED_MCP_HTTP=0`` (then it starts
+stdio servers).
 ``session/new``'s ``_meta`` is logged with ``new_session``.
 
 Run as ``python -m mead_notebook.adapters.acp.scripted SCRIPT [LOG.jsonl]`` (SCRIPT: the
@@ -78,6 +81,8 @@ class _Scripted:
         self.mode = "auto"
         self.cancelled = asyncio.Event()
         self.children: list[subprocess.Popen[bytes]] = []
+        self.mcp_servers: list[Any] = []
+        self.mcp_link: Any = None
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -89,11 +94,13 @@ class _Scripted:
             file.write(json.dumps({"event": event, "at": time.monotonic(), **fields}) + "\n")
 
     async def initialize(self, protocol_version: int, **kwargs: Any) -> Any:
-        from acp.schema import AgentCapabilities, InitializeResponse
+        from acp.schema import AgentCapabilities, InitializeResponse, McpCapabilities
 
         self.log("initialize", env=os.environ.get("MEAD_SCRIPTED_ECHO"), pid=os.getpid())
+        http = os.environ.get("MEAD_SCRIPTED_MCP_HTTP", "1") != "0"
+        capabilities = AgentCapabilities(mcp_capabilities=McpCapabilities(http=http))
         return InitializeResponse(
-            protocol_version=protocol_version, agent_capabilities=AgentCapabilities()
+            protocol_version=protocol_version, agent_capabilities=capabilities
         )
 
     async def new_session(self, cwd: str, **kwargs: Any) -> Any:
@@ -101,7 +108,11 @@ class _Scripted:
 
         skip = ("mcp_servers", "additional_directories")
         meta = {k: v for k, v in kwargs.items() if k not in skip}
-        self.log("new_session", cwd=cwd, meta=meta)
+        self.mcp_servers = list(kwargs.get("mcp_servers") or [])
+        servers = [
+            {"name": s.name, "http": bool(getattr(s, "url", None))} for s in self.mcp_servers
+        ]
+        self.log("new_session", cwd=cwd, meta=meta, mcp=servers)
         listed = os.environ.get("MEAD_SCRIPTED_MODES")
         names = ["default", "auto"] if listed is None else [m for m in listed.split(",") if m]
         if not names:
@@ -215,6 +226,10 @@ class _Scripted:
             return await self.elicit(session_id, step["ask"])
         elif "call" in step:
             return await self.call(session_id, step["call"])
+        elif "mcp" in step:
+            from ._scripted_mcp import call_step
+
+            return await call_step(self, session_id, step["mcp"])
         return None
 
     async def elicit(self, session_id: str, spec: dict[str, Any]) -> str | None:
