@@ -46,8 +46,10 @@ from .interaction import (
     Picked,
     PlanAndThoughts,
     PlanEntry,
+    Previewer,
     Request,
     Status,
+    TextBlock,
     ToolClass,
     ToolKind,
     TurnHooks,
@@ -348,15 +350,21 @@ class TurnDriver:
         self._update(record, "pending", details=details)
 
     def permission(
-        self, record: CallRecord, parameters: dict[str, Any] | None = None
+        self,
+        record: CallRecord,
+        parameters: dict[str, Any] | None = None,
+        *,
+        preview: Previewer | None = None,
     ) -> Allow | Deny:
-        """Ask ``request_permission`` (``parameters``: the tool's JSON schema, for edits).
+        """Ask ``request_permission`` (``parameters``: the tool's JSON schema, for edits;
+        ``preview``: what the call does with other arguments, for the card of an edit).
 
         Anything but ``Allow``/``Deny`` denies. On ``Deny`` the call has ended: its
         record and final update say why. On ``Allow`` with edited arguments, the
-        record keeps them as ``approved_arguments``; checking them is the caller's.
+        record keeps them as ``approved_arguments`` and, given ``preview``, what
+        they will do as its content; checking them is the caller's.
         """
-        decision = self._ask(record, parameters)
+        decision = self._ask(record, parameters, preview)
         if isinstance(decision, Deny):
             note = f": {decision.message}" if decision.message else ""
             self.fail(
@@ -368,7 +376,21 @@ class TurnDriver:
             )
         elif decision.arguments is not None and decision.arguments != record.arguments:
             record.approved_arguments = dict(decision.arguments)
+            if preview is not None:
+                self._show_edit(record, preview)
         return decision
+
+    def _show_edit(self, record: CallRecord, preview: Previewer) -> None:
+        """What the approved arguments will do, as the call's content (still ``pending``)."""
+        assert record.approved_arguments is not None
+        try:
+            shown = preview(dict(record.approved_arguments))
+            content, locations = list(shown.content), list(shown.locations)
+        except Exception as exc:
+            log.exception("the preview of %s's approved arguments failed", record.tool)
+            content = [TextBlock(type="text", text=f"The preview failed: {type(exc).__name__}")]
+            locations = []
+        self.describe(record, content=content, locations=locations)
 
     def running(
         self,
@@ -458,7 +480,12 @@ class TurnDriver:
 
     # -- helpers --------------------------------------------------------------------------
 
-    def _ask(self, record: CallRecord, parameters: dict[str, Any] | None) -> Allow | Deny:
+    def _ask(
+        self,
+        record: CallRecord,
+        parameters: dict[str, Any] | None,
+        preview: Previewer | None = None,
+    ) -> Allow | Deny:
         if self.interaction is None:
             return Allow()
         request: Request = {
@@ -471,6 +498,8 @@ class TurnDriver:
         }
         if parameters is not None:
             request["parameters"] = parameters
+        if preview is not None:
+            request["preview"] = preview
         if record.title and record.title != record.tool:
             request["title"] = record.title
         if record.content:

@@ -73,6 +73,8 @@ __all__ = [
     "PlanAndThoughts",
     "PlanEntry",
     "Policy",
+    "Previewed",
+    "Previewer",
     "Request",
     "Status",
     "TerminalBlock",
@@ -254,8 +256,23 @@ _RequestFields = TypedDict(
 )
 
 
+class Previewed(Protocol):
+    """What a call would do, as a preview says it (``mead_notebook.tools.preview.Preview``)."""
+
+    @property
+    def content(self) -> list[ContentBlock]: ...
+
+    @property
+    def locations(self) -> list[Location]: ...
+
+
+Previewer = Callable[[dict[str, Any]], Previewed]
+"""What a call would do with the arguments given (a person's edit), bounded and never raising."""
+
+
 class _RequestDetails(TypedDict, total=False):
     parameters: dict[str, Any]
+    preview: Previewer
     kind: ToolKind
     title: str
     content: list[ContentBlock]
@@ -271,6 +288,9 @@ class Request(_RequestFields, _RequestDetails):
     ``parameters``, when present, is the tool's JSON schema: what edited
     arguments must fit (see :class:`Allow`). ``kind``, ``title``, ``content``
     and ``locations`` say what the call will do, when its source tells.
+    ``preview``, when present, says it for other arguments: an interaction that
+    takes edited arguments shows what they will do before it allows them (the
+    source shows it again once allowed, so the call's record agrees).
     ``editable`` is False when the source cannot take edited arguments or a
     denial message (an ACP agent): a view should not offer them.
     ``tool_named`` is False when the source names the call only by its kind

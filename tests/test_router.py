@@ -89,7 +89,8 @@ def test_allowed_call_follows_the_contract_in_order() -> None:
     assert final["status"] == "completed"
     assert final["cancellable"] is False
     assert {u["tool_call_id"] for u in (pending, running, final)} == {"call_1"}
-    request = rec.events[2].args[0]
+    request = dict(rec.events[2].args[0])
+    assert callable(request.pop("preview"))  # what edited arguments would do
     assert request == {
         "tool_call_id": "call_1",
         "tool": "write_file",

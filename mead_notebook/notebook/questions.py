@@ -6,9 +6,12 @@ rendered within ``grace`` seconds, or the kernel (interrupted, turn ended, a
 kernel that cannot wait). Later answers change nothing. A question has a
 ``version``: when what the call shows changes while it is open (an agent's late
 input), the owner calls ``revise`` and the version moves on, so that an answer
-made on the older version is refused and the person is asked again. Nothing
-here knows about widgets: the owner shows a question with ``show`` and waits
-with ``wait``.
+made on the older version is refused and the person is asked again. An Allow
+whose arguments (edited, or back to the model's) do what the card does not show
+yet is held: the waiting thread has the owner ``recheck`` it, which shows what
+they will do (a new version) and the answer is refused, so the person allows
+again what they now see. Nothing here knows about widgets: the owner shows a
+question with ``show`` and waits with ``wait``.
 """
 
 from __future__ import annotations
@@ -23,7 +26,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, cast
 
-from ..interaction import Allow, Answered, Choice, Deny, Picked, Policy, Request, Unanswered
+from ..interaction import (
+    Allow,
+    Answered,
+    Choice,
+    Deny,
+    Picked,
+    Policy,
+    Previewer,
+    Request,
+    Unanswered,
+)
 from .answers import (
     Asked,
     Interpretation,
@@ -51,9 +64,17 @@ CHANGED: Final = "the call changed after this answer was made; check it again"
 """Why an answer made on an older version of the call is refused."""
 REVISED: Final = ("title", "tool", "server", "class", "arguments", "kind", "content", "locations")
 """The fields of a request that ``revise`` brings up to date."""
+PREVIEWED: Final = "the card now shows what your edited arguments will do: check the new diff"
+"""Why an Allow whose arguments do what the card did not show yet is refused."""
+NOT_PREVIEWED: Final = "what these arguments will do cannot be shown"
+"""Why an Allow is refused when showing what its arguments will do failed."""
 
 Show = Callable[[str, Question], None]
 Wait = Callable[[threading.Event, float], object]
+Recheck = Callable[[str, dict[str, Any], Previewer], bool]
+"""``recheck(tool_call_id, arguments, preview)``: whether the call's card shows what
+``preview`` says of ``arguments``; when it does not, the owner shows that (revising the
+question, a new version) and returns False. Called in the waiting thread."""
 
 
 @dataclass
@@ -73,6 +94,10 @@ class QuestionState:
     wake: threading.Event = field(default_factory=threading.Event)
     settled: Interpretation | None = None
     settled_by: AnswerMessage | None = None
+    previewed: dict[str, Any] | None = None
+    """The arguments what the card shows is for (a permission's; None: a choice)."""
+    checking: tuple[Interpretation, AnswerMessage, dict[str, Any]] | None = None
+    """An Allow held until the card shows what its arguments do (see ``Recheck``)."""
 
     @property
     def kind(self) -> Literal["permission", "choice"]:
@@ -115,6 +140,7 @@ class Questions:
         settled: Callable[[QuestionState], None] | None = None,
         presence: Presence | None = None,
         waiting: Callable[[list[QuestionState]], None] | None = None,
+        recheck: Recheck | None = None,
     ) -> None:
         self.timeout = timeout
         self.grace = grace
@@ -125,6 +151,7 @@ class Questions:
         self._on_settled = settled
         self._presence = presence
         self._on_waiting = waiting
+        self._recheck = recheck
         self._for_person: dict[str, QuestionState] = {}
         self._lock = threading.RLock()
         self._ids = itertools.count(1)
@@ -142,6 +169,7 @@ class Questions:
         the person (blocking until then)."""
         tool_call_id = str(request.get("tool_call_id", ""))
         q = self._open_question(tool_call_id, Asked("permission", request=dict(request)))  # type: ignore[arg-type]
+        q.previewed = dict(request.get("arguments") or {})
         rule = self._rule_for(request)
         denied = rule is not None and rule.effect == "deny"
         decided = None if denied else ask_policy(self.policy, request)
@@ -217,6 +245,8 @@ class Questions:
             q.version += 1
             if q.asked.request is not None:
                 revised = {k: shown[k] for k in REVISED if k in shown}
+                if "arguments" in revised and revised["arguments"] != q.asked.request["arguments"]:
+                    q.previewed = dict(revised["arguments"])
                 q.asked.request = cast(Request, {**q.asked.request, **revised})
             log.info("the call of %s changed; its question is now version %d", q.id, q.version)
             return q.view()
@@ -249,20 +279,82 @@ class Questions:
             if isinstance(meaning, str):
                 log.warning("refused an answer to %s: %s", q.id, meaning)
                 if message["arguments"] is not None or message["remember"] is not None:
-                    q.rejected = meaning
-                    q.rejections += 1
-                    self._show(q.tool_call_id, q.view())
+                    self._refuse(q, meaning)
                 return
-            if meaning.rule is not None and meaning.rule not in self._rules:
-                self._rules.append(meaning.rule)
-            self._settle(q, meaning, message)
-            if meaning.rule is not None:
-                for other in list(self._open.values()):
-                    if other.asked.request is None:
-                        continue
-                    rule = first_match(self._rules, other.asked.request)
-                    if rule is not None:
-                        self._settle(other, by_rule(rule))
+            unseen = self._unseen(q, meaning)
+            if unseen is not None:
+                q.checking = (meaning, message, unseen)
+                q.wake.set()
+                return
+            self._accept(q, meaning, message)
+
+    def _accept(self, q: QuestionState, meaning: Interpretation, message: AnswerMessage) -> None:
+        """Settle ``q`` with a person's valid answer, and keep the rule it makes; lock held."""
+        if meaning.rule is not None and meaning.rule not in self._rules:
+            self._rules.append(meaning.rule)
+        self._settle(q, meaning, message)
+        if meaning.rule is not None:
+            for other in list(self._open.values()):
+                if other.asked.request is None:
+                    continue
+                rule = first_match(self._rules, other.asked.request)
+                if rule is not None:
+                    self._settle(other, by_rule(rule))
+
+    def _refuse(self, q: QuestionState, reason: str) -> None:
+        """Keep ``q`` open, saying why the answer was not accepted; lock held."""
+        q.rejected = reason
+        q.rejections += 1
+        self._show(q.tool_call_id, q.view())
+
+    def _unseen(self, q: QuestionState, meaning: Interpretation) -> dict[str, Any] | None:
+        """The arguments an Allow runs with, when what they do may differ from the card's
+        preview (it was made for other arguments); None when there is nothing to check."""
+        request = q.asked.request
+        if self._recheck is None or request is None or not isinstance(meaning.result, Allow):
+            return None
+        if not callable(request.get("preview")):
+            return None
+        edited = meaning.result.arguments
+        arguments = dict(edited if edited is not None else request["arguments"])
+        return None if arguments == q.previewed else arguments
+
+    def _check(self, q: QuestionState) -> None:
+        """Settle or refuse the Allow held for ``q``, once the card shows what it will run.
+
+        In the waiting thread, outside the lock: ``recheck`` runs the tool's preview.
+        """
+        with self._lock:
+            held, q.checking = q.checking, None
+            request = q.asked.request
+            if held is None or q.settled is not None or request is None:
+                return
+            meaning, message, arguments = held
+            if (message["version"] or 1) != q.version:
+                self._refuse(q, CHANGED)
+                return
+        preview, recheck = request.get("preview"), self._recheck
+        if preview is None or recheck is None:
+            return
+        try:
+            shown = recheck(q.tool_call_id, arguments, preview)
+        except Exception:
+            log.exception("showing what the arguments of %s will do failed", q.id)
+            with self._lock:
+                if q.settled is None:
+                    self._refuse(q, NOT_PREVIEWED)
+            return
+        with self._lock:
+            if q.settled is not None:
+                return
+            q.previewed = arguments
+            if not shown:
+                log.info("refused an allow of %s: the card did not show what it runs", q.id)
+                self._refuse(q, PREVIEWED)
+            elif (message["version"] or 1) != q.version:
+                self._refuse(q, CHANGED)
+            else:
+                self._accept(q, meaning, message)
 
     def view_rendered(self) -> None:
         """A view rendered: someone can answer, so the grace period no longer applies."""
@@ -335,9 +427,12 @@ class Questions:
         presence = self._presence
         try:
             while True:
+                self._check(q)
                 with self._lock:
                     if q.settled is not None:
                         return
+                    if q.checking is not None:
+                        continue
                     rendered = self.rendered
                     if rendered:
                         q.wake.clear()

@@ -30,7 +30,9 @@ from ..interaction import (
     Picked,
     PlanEntry,
     Policy,
+    Previewer,
     Request,
+    TextBlock,
     Unanswered,
     Update,
 )
@@ -107,6 +109,7 @@ class NotebookInteraction(SyncedTurn):
             settled=self._audit_decision,
             presence=self._presence,
             waiting=self._waiting_changed,
+            recheck=self._recheck,
         )
         super().__init__(keyboard=keyboard, **kwargs)
         if audit is not None:
@@ -350,6 +353,30 @@ class NotebookInteraction(SyncedTurn):
     def _show_question(self, tool_call_id: str, question: Question) -> None:
         with self._lock:
             self._put_card(cards.with_question(self._card(tool_call_id), question))
+
+    def _recheck(self, tool_call_id: str, arguments: dict[str, Any], preview: Previewer) -> bool:
+        """Whether the card shows what ``preview`` says a call with ``arguments`` will do;
+        when it does not, the card shows that now, as its question's next version."""
+        try:
+            said = preview(arguments)
+            found: dict[str, Any] = {
+                "content": list(said.content),
+                "locations": list(said.locations),
+            }
+        except Exception as exc:
+            log.warning("the preview of %s's edited arguments raised", tool_call_id, exc_info=True)
+            failed = TextBlock(type="text", text=f"The preview failed: {type(exc).__name__}: {exc}")
+            found = {"content": [failed], "locations": []}
+        with self._questions.held(), self._lock:
+            card = self._card(tool_call_id)
+            new = cards.updated(card, cast(Update, {**card, **found}))
+            if _shown(new) == _shown(card):
+                return True
+            question = self._questions.revise(tool_call_id, new)
+            if question is not None:
+                new = cards.with_question(new, question)
+            self._put_card(new)
+        return False
 
     def _audit_decision(self, q: QuestionState) -> None:
         if self._auditor is not None:
