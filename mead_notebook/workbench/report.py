@@ -122,7 +122,7 @@ def run_text(ran: Ran, limit: int) -> str:
         items.append(("note", f"[{ran.dropped:,} more characters printed, not kept]"))
     error = plain(ran.error) if ran.error is not None else None
     reserve = min(len(error), limit // 2) + 40 if error is not None else 0
-    left = limit - reserve
+    left = limit - reserve - len(_MORE) - 10  # room for the note of outputs not shown
     parts: list[str] = []
     for n, (heading, text) in enumerate(items):
         if left < _MIN_ITEM:

@@ -13,7 +13,7 @@ import contextlib
 import math
 import threading
 from collections.abc import Iterator
-from typing import Annotated, Any, Final
+from typing import Any, Final
 
 from pydantic import Field
 
@@ -145,9 +145,7 @@ def build(shell: Any, timeout: float, max_output: int, capture_limit: int) -> li
         return ToolOutput(text, [TextBlock(type="text", text=text)])
 
     @tool(kind="read")
-    def notebook_history(
-        call: Call, last: Annotated[int, Field(ge=1, le=MAX_CELLS)] = 20
-    ) -> ToolOutput:
+    def notebook_history(call: Call, last: int = Field(20, ge=1, le=MAX_CELLS)) -> ToolOutput:
         """The last cells this kernel ran: each cell's input (In) and output (Out) by
         execution count, bounded."""
         text, _ = _guarded(call, timeout, "notebook_history", lambda: history(shell, last))
