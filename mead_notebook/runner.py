@@ -13,7 +13,7 @@ from . import ask_user
 from .calls import Call, CallEvent
 from .driver import TurnDriver
 from .errors import ModelError, ToolArgumentError, TurnError
-from .interaction import Deny, Previewer
+from .interaction import Deny
 from .model import Message, Model, Thought, ToolCall, ToolSpec
 from .tools import Tool, ToolFailure, ToolOutput, preview, result_text, spec_of
 from .turn import POLL_INTERVAL, CallRecord, TurnResult
@@ -171,7 +171,7 @@ class TurnRunner:
         shown = preview.of(t, arguments)
         if shown.content or shown.locations:
             self.driver.describe(record, content=shown.content, locations=shown.locations)
-        decision = self.driver.permission(record, t.parameters, preview=_previewer(t))
+        decision = self.driver.permission(record, t.parameters, preview=preview.previewer(t))
         self._check_cancelled()
         if isinstance(decision, Deny):
             return _tool_message(record.source_id, record.error or "", error=True)
@@ -276,21 +276,6 @@ class TurnRunner:
 
 def _model_name(model: object) -> str:
     return str(getattr(model, "name", type(model).__name__))
-
-
-def _previewer(t: Tool) -> Previewer | None:
-    """What a call of ``t`` does with other arguments (a person's edit), when ``t`` says."""
-    if not isinstance(t, preview.Previewing):
-        return None
-
-    def of(arguments: dict[str, Any]) -> preview.Preview:
-        try:
-            valid = t.validate(arguments)
-        except ToolArgumentError as exc:
-            return preview.text(f"No preview: the arguments do not fit {t.name}: {exc}")
-        return preview.of(t, valid)
-
-    return of
 
 
 def _invoke(t: Tool, arguments: dict[str, Any], call: Call) -> None:

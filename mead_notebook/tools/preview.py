@@ -28,6 +28,7 @@ from ..interaction import (
     ContentBlock,
     DiffBlock,
     Location,
+    Previewer,
     TerminalBlock,
     TextBlock,
     ToolKind,
@@ -47,6 +48,7 @@ __all__ = [
     "file_diff",
     "normalize",
     "of",
+    "previewer",
     "text",
 ]
 
@@ -221,6 +223,24 @@ def of(tool: object, arguments: dict[str, Any], timeout: float = PREVIEW_TIMEOUT
         log.warning("the preview of %r raised", tool, exc_info=found)
         return text(f"The preview failed: {type(found).__name__}: {found}")
     return found
+
+
+def previewer(tool: object) -> Previewer | None:
+    """What a call of ``tool`` does with other arguments (a person's edit): a ``Request``'s
+    ``preview``, which validates them first; None when ``tool`` has no preview."""
+    validate = getattr(tool, "validate", None)
+    if not isinstance(tool, Previewing) or not callable(validate):
+        return None
+    name = getattr(tool, "name", "the tool")
+
+    def preview_of(arguments: dict[str, Any]) -> Preview:
+        try:
+            valid = validate(arguments)
+        except Exception as exc:
+            return text(f"No preview: these arguments do not fit {name}: {exc}")
+        return of(tool, valid)
+
+    return preview_of
 
 
 def _text(value: str) -> TextBlock:

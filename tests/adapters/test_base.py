@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mead_notebook import Answered, Picked, ask_user
+from mead_notebook import Allow, Answered, Picked, ask_user
 from mead_notebook.adapters.base import (
     NO_ANSWER,
     AgentResult,
@@ -22,6 +22,7 @@ from mead_notebook.adapters.base import (
 )
 from mead_notebook.interaction import DiffBlock, Location, PlanEntry
 from mead_notebook.policies import AllowAll
+from mead_notebook.tools.preview import Preview
 
 from .helpers import Person, Waiting, finals, recorded, running, steps, texts
 
@@ -110,6 +111,32 @@ def test_what_a_call_will_do_reaches_the_permission_request() -> None:
     assert (request["kind"], request["title"]) == ("edit", "Edit notes.txt")
     assert (request["content"], request["locations"]) == ([DIFF], [WHERE])
     assert (result.calls[0].outcome, finals(rec)["e1"]["outcome"]) == ("denied", "denied")
+
+
+def test_an_admitted_calls_preview_reaches_the_request_and_shows_an_edit_once_allowed() -> None:
+    edited = {"path": "todo.txt"}
+
+    class Editor(AllowAll):
+        def request_permission(self, context: Any, request: Any) -> Allow:
+            assert request["preview"](edited).content == [DIFF]
+            return Allow(arguments=edited)
+
+    session = Session(Editor())
+
+    def preview(arguments: dict[str, Any]) -> Preview:
+        return Preview([DIFF] if arguments == edited else [], [WHERE])
+
+    async def main() -> None:
+        _, allowed = await session.call(
+            session.admit, "e1", "edit_file", "agent", None, {"path": "notes.txt"}, None,
+            kind="edit", preview=preview,
+        )  # fmt: skip
+        assert allowed
+
+    result = session.turn("go", main).result(timeout=10)
+    record = result.calls[0]
+    assert record.approved_arguments == edited
+    assert (record.content, record.locations) == ([DIFF], [WHERE])
 
 
 def test_text_thoughts_and_plan_reach_the_interaction_in_order_and_apart() -> None:

@@ -23,6 +23,7 @@ from mead_notebook.interaction import (
     Location,
     Outcome,
     PlanEntry,
+    Previewer,
     ToolClass,
     ToolKind,
 )
@@ -256,6 +257,7 @@ class Session:
         content: list[ContentBlock] | None = None,
         locations: list[Location] | None = None,
         claim: bool = True,
+        preview: Previewer | None = None,
     ) -> tuple[CallRecord, bool]:
         """Ask for a call unless this very call was decided; return (record, allowed).
 
@@ -269,7 +271,8 @@ class Session:
         :meth:`execute` ends; the same call asked for again meanwhile (a model
         that repeats a call under one id, run twice at once) is a new call with a
         card of its own. ``claim=False`` for an approval a framework asks before
-        its own run of the call.
+        its own run of the call. ``preview``: what the call does with edited
+        arguments, shown on the card before they are allowed.
         """
         record = self.known(tool_call_id, tool, server, arguments)
         if record is not None and self._claimed(record):
@@ -290,16 +293,23 @@ class Session:
             return record, self._claim(record, claim)
         elif record.status == "failed":
             return record, False
-        if isinstance(self.decide(record, parameters), Allow):
+        if isinstance(self.decide(record, parameters, preview=preview), Allow):
             return record, self._claim(record, claim)
         return record, False
 
-    def decide(self, record: CallRecord, parameters: dict[str, Any] | None = None) -> Allow | Deny:
+    def decide(
+        self,
+        record: CallRecord,
+        parameters: dict[str, Any] | None = None,
+        *,
+        preview: Previewer | None = None,
+    ) -> Allow | Deny:
         """``request_permission`` for a begun call: an Allow holds for exactly this call.
 
-        A Deny has ended the call (its record and card say why).
+        A Deny has ended the call (its record and card say why). ``preview``: what the
+        call does with other arguments (``tools.preview.previewer``), for an edit's card.
         """
-        decision = self.driver.permission(record, parameters)
+        decision = self.driver.permission(record, parameters, preview=preview)
         if isinstance(decision, Allow):
             self._allowed.add(record.tool_call_id)
         return decision
