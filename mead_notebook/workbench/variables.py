@@ -1,7 +1,8 @@
 """The person's variables as the model reads them: a listing, and one variable described.
 
 Only the user namespace's own names are listed: IPython's (``In``, ``Out``,
-``get_ipython``...), names starting with ``_`` and modules are left out. Every
+``get_ipython``...), names starting with ``_``, modules, and the functions and
+classes imported from them are left out (the notebook's own stay). Every
 description is bounded; reading a value may run its own code (a property, a
 ``__repr__``), so each is guarded and a failure is said, never raised.
 pandas, polars and NumPy are recognised by their types' modules, never imported.
@@ -63,9 +64,16 @@ def user_variables(shell: Any) -> Iterator[tuple[str, Any]]:
         if name.startswith("_") or name in hidden or name in _IPYTHON_NAMES:
             continue
         value = namespace[name]
-        if isinstance(value, ModuleType):
+        if isinstance(value, ModuleType) or _imported(value):
             continue
         yield name, value
+
+
+def _imported(value: Any) -> bool:
+    """Whether ``value`` is a function or class imported from a module (not the notebook's)."""
+    if not (inspect.isclass(value) or inspect.isroutine(value)):
+        return False
+    return getattr(value, "__module__", None) not in (None, "__main__")
 
 
 def type_name(value: Any) -> str:
