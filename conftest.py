@@ -52,33 +52,39 @@ def area_of(nodeid: str) -> str:
 
 
 def shared_group(item: pytest.Item) -> str | None:
-    """The instance of a shared, parametrized fixture (module scope or wider) the item uses.
+    """The instances of shared fixtures the item uses: those of module scope, and those of
+    a wider scope that are parametrized (one kernel per ipykernel version, say).
 
-    Tests with the same answer share one instance (one kernel of one ipykernel
-    version, say), so they belong on one worker.
+    Tests with the same answer share those instances, so they belong on one worker,
+    which makes each of them once.
     """
-    callspec = getattr(item, "callspec", None)
     info = getattr(item, "_fixtureinfo", None)
-    if callspec is None or info is None:
+    if info is None:
         return None
-    keys = []
-    for name, defs in sorted(info.name2fixturedefs.items()):
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    module = item.nodeid.split("::", 1)[0]
+    keys: set[str] = set()
+    for name, defs in info.name2fixturedefs.items():
         fixturedef = defs[-1]
-        if fixturedef.scope in ("function", "class") or name not in callspec.params:
+        if fixturedef.scope in ("function", "class"):
             continue
-        where = item.nodeid.split("::", 1)[0] if fixturedef.scope == "module" else fixturedef.baseid
-        keys.append(f"{where or '.'}:{name}={callspec.params[name]}")
-    return ";".join(keys) or None
+        if name in params:
+            where = module if fixturedef.scope == "module" else fixturedef.baseid or "."
+            keys.add(f"{where}:{name}={params[name]}")
+        elif fixturedef.scope == "module":
+            keys.add(module)
+    return ";".join(sorted(keys)) or None
 
 
-@pytest.hookimpl(trylast=True)
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
     """Put each test in its group (see the module's text) and the long groups first.
 
-    An area's conftest may give its tests a group of its own first (a ``tryfirst``
-    hook adding ``xdist_group``); that one is kept.
+    It runs before xdist's own hook, which reads the groups. An area's conftest may
+    give its tests a group of its own before this one (a ``tryfirst`` hook of a conftest
+    loaded later runs earlier); that one is kept.
     """
     for item in items:
         if item.get_closest_marker("xdist_group") is not None:
@@ -94,6 +100,25 @@ def pytest_collection_modifyitems(
         return FIRST.index(area) if area in FIRST else len(FIRST)
 
     items.sort(key=rank)  # stable: the order within an area stays as collected
+    if hasattr(config, "workerinput") and config.getvalue("loadgroup"):
+        for item in items:
+            name_group(item)
+
+
+def name_group(item: pytest.Item) -> None:
+    """Add the item's group to its node id (``...@group``), which xdist schedules by.
+
+    xdist does it itself through ``Item._nodeid``, which pytest 9.2 no longer reads
+    (the id lives in ``Item._id``); where it still does, this leaves it to xdist.
+    """
+    if not hasattr(item, "_id") or hasattr(item, "_nodeid"):
+        return
+    names = sorted({str(m.args[0]) for m in item.iter_markers("xdist_group") if m.args})
+    if not names or item.nodeid.endswith("@" + "_".join(names)):
+        return
+    from _pytest.nodeid import NodeId
+
+    item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(names)}")
 
 
 class Timings:
@@ -105,8 +130,11 @@ class Timings:
         self.outcomes: dict[str, str] = {}
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        nodeid = report.nodeid
+        if nodeid.rfind("@") > nodeid.rfind("]"):
+            nodeid = nodeid[: nodeid.rfind("@")]  # the xdist group (name_group)
         entry = self.tests.setdefault(
-            report.nodeid, {"duration": 0.0, "start": report.start, "stop": report.stop}
+            nodeid, {"duration": 0.0, "start": report.start, "stop": report.stop}
         )
         entry["duration"] += report.duration
         entry["start"] = min(entry["start"], report.start)
@@ -114,8 +142,8 @@ class Timings:
         if report.when == "call" or report.outcome != "passed":
             failed = report.failed and report.when != "call"
             outcome = "error" if failed else report.outcome
-            if self.outcomes.get(report.nodeid) not in ("failed", "error"):
-                self.outcomes[report.nodeid] = outcome
+            if self.outcomes.get(nodeid) not in ("failed", "error"):
+                self.outcomes[nodeid] = outcome
 
     def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:
         if not self.tests:
