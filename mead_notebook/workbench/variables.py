@@ -11,6 +11,7 @@ pandas, polars and NumPy are recognised by their types' modules, never imported.
 from __future__ import annotations
 
 import inspect
+import re
 import reprlib
 import sys
 from collections.abc import Iterator
@@ -37,6 +38,8 @@ MAX_DESCRIPTION: Final = 6000
 MAX_SUMMARY: Final = 80
 """Longest one-line summary in the listing."""
 _IPYTHON_NAMES: Final = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
+_DEFAULT_REPR: Final = re.compile(r"<[\w.]+ (object|instance) at 0x[0-9a-fA-F]+>")
+"""``object.__repr__``'s text: it says the type (listed already) and an address."""
 
 _repr = reprlib.Repr()
 _repr.maxstring = 400
@@ -118,7 +121,8 @@ def summary(value: Any) -> str:
             return "class"
         if callable(value):
             return f"{getattr(value, '__name__', 'callable')}{_signature(value)}"[:MAX_SUMMARY]
-        return _short.repr(value)
+        shown = _short.repr(value)
+        return "" if _DEFAULT_REPR.fullmatch(shown) else shown
     except Exception as exc:
         return f"(no summary: {type(exc).__name__})"
 

@@ -81,7 +81,8 @@ def test_a_summary_never_raises() -> None:
         def __repr__(self) -> str:
             raise ValueError("nope")
 
-    assert summary(Broken()).startswith("<Broken instance at")
+    assert summary(Broken()) == "", "an address says nothing the type does not"
+    assert summary(object()) == ""
     assert summary(np.int64(6)) == "np.int64(6)"
 
 
