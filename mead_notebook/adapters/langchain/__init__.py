@@ -24,6 +24,13 @@ checkpointer the copy gets an in-memory one (saved only when the graph stops,
 graph's ``recursion_limit`` ends with ``stop_reason`` ``max_rounds`` (no error;
 ``output`` is the last state the graph reached). For a loop of your own, add
 ``middleware(interaction)`` to ``create_agent(middleware=[...])``.
+
+``as_tools(tools)`` gives the package's own tools (``@tool`` functions,
+``kernel_tools()``) to an agent as LangChain tools, each with its schema, its
+kind and its preview on the card: ``create_agent(model, tools=as_tools([...]))``.
+The tool's own validation refuses a bad call before anyone is asked (the model
+is told why); the card's Cancel stops a running call (the tool's ``Call`` is
+cancelled).
 """
 
 from __future__ import annotations
@@ -53,6 +60,7 @@ from ..base import ASK_USER_MARK, AskUserOption, Session, ask_user_arguments, re
 from ._gate import ToolGate, gated_tool_node
 from ._interrupts import answer_interrupts
 from ._middleware import MeadMiddleware
+from ._own_tools import as_tools
 from ._scripted import ScriptedChatModel
 
 __all__ = [
@@ -60,6 +68,7 @@ __all__ = [
     "MeadMiddleware",
     "ScriptedChatModel",
     "arun",
+    "as_tools",
     "ask_user_tool",
     "middleware",
     "run",

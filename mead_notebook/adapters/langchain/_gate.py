@@ -21,9 +21,11 @@ from pydantic import BaseModel, ValidationError
 
 from mead_notebook import ask_user
 from mead_notebook.interaction import Outcome
+from mead_notebook.tools.preview import previewer
 from mead_notebook.turn import CallRecord
 
 from ..base import ASK_USER_MARK, CallCancelled, Session, declared_kind, result_text
+from ..base.own_tools import Ran, check, ending, own_tool, shown, watching
 
 __all__ = ["SERVER", "ToolGate", "gated_tool_node", "parameters_of"]
 
@@ -59,11 +61,12 @@ class ToolGate:
         if isinstance(admitted, ToolMessage):
             return admitted
         record, request = admitted
-        try:
-            out = await session.execute(record, lambda: execute(request), passthrough=_SIGNALS)
-        except CallCancelled as cancelled:
-            return _message(request, cancelled.message, error=True)
-        await session.call(_settle, session, record, out)
+        with watching() as ran:
+            try:
+                out = await session.execute(record, lambda: execute(request), passthrough=_SIGNALS)
+            except CallCancelled as cancelled:
+                return _message(request, cancelled.message, error=True)
+        await session.call(_settle, session, record, out, ran)
         return out
 
     def wrap(self, request: ToolCallRequest, execute: Execute) -> Result:
@@ -74,8 +77,9 @@ class ToolGate:
         if isinstance(admitted, ToolMessage):
             return admitted
         record, request = admitted
-        out = session.execute_blocking(record, lambda: execute(request), passthrough=_SIGNALS)
-        session.call_now(_settle, session, record, out)
+        with watching() as ran:
+            out = session.execute_blocking(record, lambda: execute(request), passthrough=_SIGNALS)
+        session.call_now(_settle, session, record, out, ran)
         return out
 
 
@@ -152,8 +156,19 @@ def _admit(
     if refused is None:
         parameters = parameters_of(request.tool)
         metadata = request.tool.metadata if request.tool is not None else None
+        own = own_tool(metadata)
+        said = shown(own, check(own, args)[0] or {}) if own is not None and checked else None
         record, allowed = session.admit(
-            tool_call_id, name, SERVER, None, args, parameters, kind=declared_kind(metadata)
+            tool_call_id,
+            name,
+            SERVER,
+            None,
+            args,
+            parameters,
+            kind=declared_kind(metadata),
+            content=said.content if said is not None else None,
+            locations=said.locations if said is not None else None,
+            preview=previewer(own) if own is not None else None,
         )
         if not allowed:
             return _message(request, record.error or "The call was denied.", error=True)
@@ -193,6 +208,10 @@ def _refusal(request: ToolCallRequest) -> tuple[Outcome, str] | None:
             requested_tool=call["name"], available_tools=", ".join(known)
         )
         return "unknown", message
+    own = own_tool(tool.metadata)
+    if own is not None:
+        problem = check(own, call.get("args") or {})[1]
+        return None if problem is None else ("invalid_arguments", problem)
     schema = tool.tool_call_schema
     if isinstance(schema, type) and issubclass(schema, BaseModel):
         try:
@@ -213,15 +232,25 @@ def _message(request: ToolCallRequest, content: str, *, error: bool) -> ToolMess
     )
 
 
-def _settle(session: Session, record: CallRecord, out: Result) -> None:
-    """``completed`` or ``failed`` from what the ToolNode returned (on the callback thread)."""
+def _settle(session: Session, record: CallRecord, out: Result, ran: Ran) -> None:
+    """``completed`` or ``failed`` from what the ToolNode returned (on the callback thread).
+
+    An own tool's end (its content, a failure's outcome) is what its run left in ``ran``.
+    """
+    end = ending(ran)
+    if end is not None and end.status == "completed":
+        session.complete(record, end.text, content=end.content)
+        return
+    if end is not None:
+        session.fail(record, end.outcome, end.text, content=end.content)
+        return
     message = out if isinstance(out, ToolMessage) else _message_in(out, record.source_id)
     if message is None:
-        session.driver.complete(record, result_text(getattr(out, "update", None)))
+        session.complete(record, result_text(getattr(out, "update", None)))
     elif message.status == "error":
-        session.driver.fail(record, "error", result_text(message.content))
+        session.fail(record, "error", result_text(message.content))
     else:
-        session.driver.complete(record, result_text(message.content))
+        session.complete(record, result_text(message.content))
 
 
 def _message_in(command: Any, tool_call_id: str) -> ToolMessage | None:

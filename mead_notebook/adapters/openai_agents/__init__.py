@@ -27,6 +27,13 @@ multiple-choice question to the person. Other options go to
 unknown tools are returned to the model as errors unless ``run_config`` says
 otherwise.
 
+``as_tools(tools)`` gives the package's own tools (``@tool`` functions,
+``kernel_tools()``) to an agent as function tools, each with its schema, its
+kind and its preview on the card: ``Agent(..., tools=as_tools([...]))``. The
+tool's own validation refuses a bad call before anyone is asked (the model is
+told why); the card's Cancel stops a running call (the tool's ``Call`` is
+cancelled).
+
 A run that reaches ``max_turns`` ends with ``stop_reason`` ``max_rounds`` (no
 error; ``output`` holds what the SDK's run produced until then, its
 ``final_output`` None), one the model refuses to finish with ``refusal``.
@@ -64,6 +71,7 @@ from mead_notebook.turn import StopReason, Turn
 from ..base import ASK_USER_MARK, AskUserOption, Session, active_session, ask_user_arguments
 from ._events import Events
 from ._gate import Gate
+from ._own_tools import as_tools
 from ._scripted import scripted_model
 
 __all__ = [
@@ -71,6 +79,7 @@ __all__ = [
     "MAX_RESUMES",
     "AgentResult",
     "arun",
+    "as_tools",
     "ask_user_tool",
     "run",
     "scripted_model",

@@ -22,10 +22,15 @@ from agents.tool_context import ToolContext
 from mead_notebook.interaction import ToolKind, class_of
 from mead_notebook.schema import check, parse
 from mead_notebook.tools.base import result_text as as_text
+from mead_notebook.tools.preview import previewer
 from mead_notebook.tools.trust import kind_from_hints
 from mead_notebook.turn import CallRecord
 
 from ..base import ASK_USER_MARK, CallCancelled, Session, failure
+from ..base.own_tools import check as check_own
+from ..base.own_tools import ending, own_tool, watching
+from ..base.own_tools import kind_of as own_kind
+from ..base.own_tools import shown as own_preview
 
 __all__ = ["Gate", "is_ask_user"]
 
@@ -137,8 +142,17 @@ class Gate:
         arguments, problem = parse(raw)
         if arguments is not None:
             problem = check(arguments, schema)
+        own = own_tool(tool)
+        said = None
+        if own is not None and arguments is not None and problem is None:
+            valid, problem = check_own(own, arguments)
+            said = own_preview(own, valid) if valid is not None else None
         if problem is not None:
-            message = f"Invalid arguments for {name}: {problem}. The tool did not run."
+            message = (
+                problem
+                if problem.startswith("Invalid arguments")
+                else f"Invalid arguments for {name}: {problem}. The tool did not run."
+            )
             shown = arguments if arguments is not None else {"arguments": raw}
             await session.call(
                 session.refuse, call_id, name, server, shown, "invalid_arguments", message
@@ -146,13 +160,25 @@ class Gate:
             return message
         kind = self.kind_of_tool(tool)
         record, allowed = await session.call(
-            session.admit, call_id, name, server, class_of(kind), arguments, schema, kind=kind
+            session.admit,
+            call_id,
+            name,
+            server,
+            class_of(kind),
+            arguments,
+            schema,
+            kind=kind,
+            content=said.content if said is not None else None,
+            locations=said.locations if said is not None else None,
+            preview=previewer(own) if own is not None else None,
         )
         if not allowed:
             return record.error or f"Permission to run {name} was denied."
         approved = record.approved_arguments
         if approved is not None:
             problem = check(approved, schema)
+            if problem is None and own is not None:
+                problem = check_own(own, approved)[1]
             if problem is not None:
                 message = f"Invalid approved arguments for {name}: {problem}. The tool did not run."
                 await session.call(
@@ -162,23 +188,30 @@ class Gate:
             raw = json.dumps(approved)
         limit = tool.timeout_seconds
         try:
-            value = await session.execute(
-                record,
-                lambda: (
-                    inner(ctx, raw) if limit is None else asyncio.wait_for(inner(ctx, raw), limit)
-                ),
-                passthrough=(asyncio.TimeoutError,),
-            )
+            with watching() as ran:
+                value = await session.execute(
+                    record,
+                    lambda: (
+                        inner(ctx, raw)
+                        if limit is None
+                        else asyncio.wait_for(inner(ctx, raw), limit)
+                    ),
+                    passthrough=(asyncio.TimeoutError,),
+                )
         except CallCancelled as cancelled:
             return cancelled.message
         except asyncio.TimeoutError as exc:
             return await self._timed_out(tool, record, ctx, limit or 0.0, exc)
-        driver = session.driver
         error = self._errors.pop(call_id, None)
-        if error is not None:
-            await session.call(driver.fail, record, "error", failure(record, error))
+        end = ending(ran)
+        if end is not None and end.status == "completed":
+            await session.call(session.complete, record, end.text, content=end.content)
+        elif end is not None:
+            await session.call(session.fail, record, end.outcome, end.text, content=end.content)
+        elif error is not None:
+            await session.call(session.fail, record, "error", failure(record, error))
         else:
-            await session.call(driver.complete, record, as_text(_shown(value)))
+            await session.call(session.complete, record, as_text(_shown(value)))
         return value
 
     async def _timed_out(
@@ -192,7 +225,7 @@ class Gate:
         """The call ran past the tool's ``timeout_seconds``: ``timeout``, then the SDK's way
         of telling it (an error result, its formatter, or ``ToolTimeoutError``)."""
         message = default_tool_timeout_error_message(tool_name=tool.name, timeout_seconds=limit)
-        await self.session.call(self.session.driver.fail, record, "timeout", message)
+        await self.session.call(self.session.fail, record, "timeout", message)
         error = ToolTimeoutError(tool_name=tool.name, timeout_seconds=limit)
         if tool.timeout_behavior == "raise_exception":
             raise error from exc
@@ -202,10 +235,14 @@ class Gate:
         return await told if inspect.isawaitable(told) else told
 
     def kind_of_tool(self, tool: FunctionTool) -> ToolKind:
-        """What ``tool`` does: ``kinds`` by its name, else its MCP annotations as far as trusted."""
+        """What ``tool`` does: ``kinds`` by its name, else its own kind (one of the package's
+        tools), else its MCP annotations as far as trusted."""
         given = self.kinds.get(tool.name)
         if given is not None:
             return given
+        own = own_tool(tool)
+        if own is not None:
+            return own_kind(own)
         server = _mcp_server_of(tool)
         return kind_from_hints(
             tool.mcp_annotations, trusted=server is not None and server in self.trusted

@@ -20,6 +20,13 @@ with ``stop_reason`` ``max_rounds`` (no error; ``output`` is None, as pydantic-a
 returns no result then); the other limits raise as ever. For a loop of your own,
 add ``capability(interaction)`` to the agent's or the run's ``capabilities``.
 ``ask_user_tool()`` is the multiple-choice question tool.
+
+``as_tools(tools)`` gives the package's own tools (``@tool`` functions,
+``kernel_tools()``) to an agent as pydantic-ai tools, each with its schema, its
+kind and its preview on the card: ``Agent(model, tools=as_tools([...]))``. The
+tool's own validation refuses a bad call before anyone is asked (the model is
+told why, as a retry); the card's Cancel stops a running call (the tool's
+``Call`` is cancelled).
 """
 
 from __future__ import annotations
@@ -41,12 +48,14 @@ from mead_notebook.turn import Turn
 
 from ..base import ASK_USER_MARK, AskUserOption, Session, active_session, ask_user_arguments
 from ._capability import MeadCapability
+from ._own_tools import as_tools
 from ._scripted import scripted_model
 
 __all__ = [
     "AgentResult",
     "MeadCapability",
     "arun",
+    "as_tools",
     "ask_user_tool",
     "capability",
     "run",

@@ -39,6 +39,7 @@ from pydantic_ai.tools import (
 )
 
 from mead_notebook.interaction import Outcome
+from mead_notebook.tools.preview import Preview, previewer
 from mead_notebook.turn import CallRecord
 
 from ..base import (
@@ -50,6 +51,7 @@ from ..base import (
     required,
     result_text,
 )
+from ..base.own_tools import check, ending, own_tool, shown, watching
 
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
@@ -150,6 +152,7 @@ class MeadCapability(AbstractCapability[Any]):
         if session is None or (tool_def.metadata or {}).get(ASK_USER_MARK):
             return await handler(args)
         asked = _arguments_of(call)
+        said = own_preview(tool_def.metadata, args)
         record, allowed = await session.call(
             session.admit,
             call.tool_call_id,
@@ -159,28 +162,38 @@ class MeadCapability(AbstractCapability[Any]):
             asked,
             tool_def.parameters_json_schema,
             kind=declared_kind(tool_def.metadata),
+            content=said.content if said is not None else None,
+            locations=said.locations if said is not None else None,
+            preview=previewer(own_tool(dict(tool_def.metadata or {}))),
         )
         if not allowed:
             return ToolDenied(record.error or f"Permission to run {call.tool_name} was denied.")
         edited = record.approved_arguments
         if edited is not None and edited != asked:
             args = await _validated(ctx, session, record, call, edited)
-        driver = session.driver
         try:
-            value = await session.execute(record, lambda: handler(args), passthrough=_SIGNALS)
+            with watching() as ran:
+                value = await session.execute(record, lambda: handler(args), passthrough=_SIGNALS)
         except CallCancelled as cancelled:
             raise ToolFailed(cancelled.message) from None
         except _FAILURES as exc:
-            await session.call(driver.fail, record, "error", f"{call.tool_name} failed: {exc}")
+            end = ending(ran)
+            if end is not None:
+                await session.call(session.fail, record, end.outcome, end.text, content=end.content)
+                raise
+            await session.call(session.fail, record, "error", f"{call.tool_name} failed: {exc}")
             raise
         except SkipToolExecution as exc:
-            await session.call(driver.complete, record, result_text(exc.result))
+            await session.call(session.complete, record, result_text(exc.result))
             raise
+        end = ending(ran)
         if isinstance(value, ToolDenied):
-            await session.call(driver.fail, record, "denied", value.message)
+            await session.call(session.fail, record, "denied", value.message)
+        elif end is not None:
+            await session.call(session.complete, record, end.text, content=end.content)
         else:
             shown = value.return_value if isinstance(value, ToolReturn) else value
-            await session.call(driver.complete, record, result_text(shown))
+            await session.call(session.complete, record, result_text(shown))
         return value
 
     # -- what the framework asks the person ---------------------------------------------
@@ -203,6 +216,7 @@ class MeadCapability(AbstractCapability[Any]):
                 _arguments_of(call),
                 tool_def.parameters_json_schema if tool_def is not None else None,
                 kind=declared_kind(tool_def.metadata if tool_def is not None else None),
+                claim=False,
             )
             # The framework validates edited arguments before the tool runs.
             approvals[call.tool_call_id] = (
@@ -244,7 +258,7 @@ async def _validated(
     manager = ctx.tool_manager
     if manager is None:
         message = f"The arguments approved for {call.tool_name} cannot be checked here."
-        await session.call(session.driver.fail, record, "invalid_arguments", message)
+        await session.call(session.fail, record, "invalid_arguments", message)
         raise ToolFailed(message)
     try:
         validated = await manager.validate_tool_call(
@@ -252,7 +266,7 @@ async def _validated(
         )
     except Exception as exc:  # the framework's own limit, e.g. too many retries
         await session.call(
-            session.driver.fail, record, "invalid_arguments", f"{type(exc).__name__}: {exc}"
+            session.fail, record, "invalid_arguments", f"{type(exc).__name__}: {exc}"
         )
         raise
     if validated.deferral is not None:
@@ -260,7 +274,7 @@ async def _validated(
     if validated.args_valid and validated.validated_args is not None:
         return validated.validated_args
     error = validated.validation_error
-    await session.call(session.driver.fail, record, "invalid_arguments", _error_text(error))
+    await session.call(session.fail, record, "invalid_arguments", _error_text(error))
     if error is None:
         raise ToolFailed(f"The arguments approved for {call.tool_name} do not fit it.")
     raise error
@@ -286,3 +300,12 @@ def _question_of(requests: DeferredToolRequests, call: ToolCallPart) -> Mapping[
     """What a deferred question offers: its metadata, else the call's arguments."""
     metadata = requests.metadata.get(call.tool_call_id)
     return metadata if isinstance(metadata, Mapping) and metadata else call.args_as_dict()
+
+
+def own_preview(metadata: Mapping[str, Any] | None, args: dict[str, Any]) -> Preview | None:
+    """The card's preview of a call of one of the package's own tools (None: not one)."""
+    own = own_tool(dict(metadata or {}))
+    if own is None:
+        return None
+    valid, _ = check(own, args)
+    return shown(own, valid) if valid is not None else None
