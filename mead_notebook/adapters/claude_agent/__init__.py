@@ -29,6 +29,13 @@ Cancel on a card interrupts
 the whole turn (Claude Code cannot stop one of its tools alone); a kernel
 interrupt interrupts the client and ends the CLI process within
 ``TEARDOWN_TIMEOUT`` seconds.
+
+``as_server(tools)`` serves the package's own tools (``kernel_tools()``, ``@tool``
+functions) to Claude Code as an in-process MCP server:
+``ClaudeAgentOptions(mcp_servers={"mead": as_server(tools)})``. Their kinds are
+theirs (no ``trusted`` needed), their previews are on the card, their own
+validation refuses a bad call before anyone is asked; a tool runs only for the
+one call its card allowed, with that card's Cancel.
 """
 
 from __future__ import annotations
@@ -63,12 +70,15 @@ from mead_notebook.turn import Turn
 from ..base import Session
 from ._catalog import sdk_tools
 from ._gate import ASK_USER_SERVER, Gate, call_soon
+from ._own_tools import OWN_SERVER, as_server, passes_of
 
 __all__ = [
     "ASK_USER_SERVER",
+    "OWN_SERVER",
     "TEARDOWN_TIMEOUT",
     "AgentResult",
     "arun",
+    "as_server",
     "ask_user_server",
     "run",
     "start",
@@ -137,6 +147,7 @@ def start(
 
     async def main() -> AgentResult:
         gate = Gate(session, cwd, call_soon(asyncio.get_running_loop(), interrupt), kinds)
+        passes_of(session)  # the run's own tools run only on its passes
         gate.sdk_tools = await sdk_tools(given.mcp_servers, believed)
         hooks = dict(given.hooks or {})
         hooks["PreToolUse"] = [*hooks.get("PreToolUse", ()), HookMatcher(hooks=[gate.pre_tool_use])]

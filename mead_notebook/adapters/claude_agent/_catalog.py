@@ -1,7 +1,8 @@
 """The schemas and kinds of the in-process MCP tools a Claude Code run is given.
 
 A tool's annotations give its kind only as far as the person trusts its server
-(:func:`mead_notebook.tools.trust.kind_from_hints`).
+(:func:`mead_notebook.tools.trust.kind_from_hints`); the tools of a server made
+by ``as_server`` are the package's own, whose kinds are theirs.
 """
 
 from __future__ import annotations
@@ -15,7 +16,11 @@ from typing import Any
 from mcp import Client
 
 from mead_notebook.interaction import ToolKind
+from mead_notebook.tools import Tool
 from mead_notebook.tools.trust import kind_from_hints
+
+from ..base.own_tools import kind_of
+from ._own_tools import own_server
 
 __all__ = ["LIST_TIMEOUT", "SdkTool", "sdk_tools"]
 
@@ -32,6 +37,8 @@ class SdkTool:
 
     schema: dict[str, Any]
     kind: ToolKind
+    own: Tool | None = None
+    """The package's own tool it runs (a server of ``as_server``), whose kind is believed."""
 
 
 async def _listed(name: str, server: Any, trusted: bool) -> dict[str, SdkTool]:
@@ -58,6 +65,13 @@ async def sdk_tools(servers: object, trusted: frozenset[str] = frozenset()) -> d
         return found
     for name, config in servers.items():
         if not isinstance(config, Mapping) or config.get("type") != "sdk":
+            continue
+        own = own_server(config)
+        if own is not None:
+            found |= {
+                f"mcp__{name}__{t.name}": SdkTool(dict(t.parameters), kind_of(t), t)
+                for t in own.tools.values()
+            }
             continue
         try:
             listing = _listed(str(name), config["instance"], str(name) in trusted)

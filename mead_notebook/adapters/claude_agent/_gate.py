@@ -32,12 +32,17 @@ from claude_agent_sdk.types import StreamEvent
 from mead_notebook import ask_user
 from mead_notebook.interaction import Allow, Choice, ToolKind
 from mead_notebook.schema import check
+from mead_notebook.tools import Tool
 from mead_notebook.tools.base import result_text as as_text
+from mead_notebook.tools.preview import Preview, previewer
 from mead_notebook.turn import CallRecord, StopReason
 
 from ..base import Session
+from ..base.own_tools import check as check_own
+from ..base.own_tools import shown
 from ._calls import claude_kind, content_of, locations_of, plan_of
 from ._catalog import SdkTool
+from ._own_tools import STOPPED, passes_of
 
 __all__ = ["ASK_USER", "ASK_USER_SERVER", "CANCEL_STEP", "SERVER", "STOPPED", "Gate"]
 
@@ -47,7 +52,6 @@ ASK_USER = "AskUserQuestion"
 ASK_USER_SERVER = "mead"
 """The in-process MCP server of the adapter's ``ask_user`` tool (``ask_user_server()``)."""
 _ASK_USER_TOOL = f"mcp__{ASK_USER_SERVER}__{ask_user.ASK_USER}"
-STOPPED = "cancelled: the whole turn was stopped"
 CANCEL_STEP = (
     "running (Cancel stops the whole turn: Claude Code cannot stop one of its tools alone)"
 )
@@ -109,6 +113,8 @@ class Gate:
         found = self.session.known(tool_use_id, name or tool, server, given)
         if found is not None and found.status == "pending":
             return found
+        own = self.sdk_tools[tool].own if tool in self.sdk_tools else None
+        said = _preview(own, given) if own is not None else None
         return self.session.begin(
             tool_use_id,
             name or tool,
@@ -116,8 +122,8 @@ class Gate:
             None,
             given,
             kind=self._kind(tool, name or tool),
-            content=content_of(tool, given, self.cwd),
-            locations=locations_of(given),
+            content=said.content if said is not None else content_of(tool, given, self.cwd),
+            locations=said.locations if said is not None else locations_of(given),
         )
 
     def _kind(self, tool: str, name: str) -> ToolKind:
@@ -132,28 +138,44 @@ class Gate:
         record = self._begin(tool_use_id, tool, given)
         known = self.sdk_tools.get(tool)
         schema = known.schema if known is not None else None
+        own = known.own if known is not None else None
         problem = check(given, schema) if schema is not None else None
-        if problem is not None:
-            message = f"Invalid arguments for {record.tool}: {problem}. The tool did not run."
+        message = (
+            f"Invalid arguments for {record.tool}: {problem}. The tool did not run."
+            if problem is not None
+            else None
+        )
+        if message is None and own is not None:
+            message = check_own(own, given)[1]
+        if message is not None:
             session.fail(record, "invalid_arguments", message)
             return PermissionResultDeny(message=message)
-        decision = session.decide(record, schema)
+        decision = session.decide(
+            record, schema, preview=previewer(own) if own is not None else None
+        )
         if not isinstance(decision, Allow):
             return PermissionResultDeny(message=record.error or decision.message or "Denied.")
         approved = record.approved_arguments
         problem = check(approved, schema) if approved is not None and schema else None
+        if problem is None and approved is not None and own is not None:
+            problem = check_own(own, approved)[1]
         if problem is not None:
             message = (
-                f"Invalid approved arguments for {record.tool}: {problem}. The tool did not run."
+                problem
+                if problem.startswith("Invalid arguments")
+                else f"Invalid approved arguments for {record.tool}: {problem}. "
+                "The tool did not run."
             )
             session.fail(record, "invalid_arguments", message)
             return PermissionResultDeny(message=message)
         handle = session.handle(record)
         handle.on_cancel(lambda: self._cancel(tool_use_id))
         session.running(record, handle, step=CANCEL_STEP)
-        return PermissionResultAllow(
-            updated_input=dict(approved if approved is not None else given)
-        )
+        allowed = dict(approved if approved is not None else given)
+        if own is not None:
+            # The tool runs only on this pass: exactly this call, once (see ``_own_tools``).
+            passes_of(session).grant(tool, allowed, record, handle)
+        return PermissionResultAllow(updated_input=allowed)
 
     def _ask_user(
         self, tool_use_id: str, given: dict[str, Any]
@@ -294,3 +316,9 @@ def call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[[], Any]) -> Callabl
             loop.call_soon_threadsafe(fn)
 
     return soon
+
+
+def _preview(own: Tool, given: dict[str, Any]) -> Preview | None:
+    """The card's preview of a call of one of the package's own tools (None: invalid)."""
+    valid, _ = check_own(own, given)
+    return shown(own, valid) if valid is not None else None
