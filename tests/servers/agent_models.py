@@ -48,13 +48,21 @@ class RunCommand:
 
 
 @dataclass(frozen=True)
+class UseTool:
+    """The model calls the tool the agent offers it as ``name`` (an MCP tool) with ``arguments``."""
+
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class Say:
     """The model answers with text and ends the turn."""
 
     text: str
 
 
-Step = WriteFile | RunCommand | Say
+Step = WriteFile | RunCommand | UseTool | Say
 
 
 class AgentModelServer(ProviderServer):
@@ -179,6 +187,8 @@ class AnthropicAgentServer(AgentModelServer):
                 "file_path": self.absolute(step.path),
                 "content": step.content,
             }
+        elif isinstance(step, UseTool):
+            name, arguments = step.name, dict(step.arguments)
         else:
             name = "Bash"
             arguments = {"command": step.command, "description": "Run the command"}
@@ -253,6 +263,18 @@ class ResponsesAgentServer(AgentModelServer):
                 "name": "apply_patch",
                 "input": f"*** Begin Patch\n*** Add File: {step.path}\n{lines}*** End Patch\n",
             }
+        elif isinstance(step, UseTool):
+            # A namespaced tool (Codex offers MCP tools in a namespace ``mcp__<server>``).
+            namespace, _, name = step.name.rpartition("__")
+            item = {
+                "type": "function_call",
+                "id": f"fc_{number:04d}",
+                "call_id": f"call_{number:04d}",
+                "name": name,
+                "arguments": json.dumps(step.arguments),
+            }
+            if namespace:
+                item["namespace"] = namespace
         else:
             item = {
                 "type": "function_call",
@@ -335,6 +357,8 @@ class GeminiAgentServer(AgentModelServer):
                     "args": {"file_path": self.absolute(step.path), "content": step.content},
                 }
             }
+        elif isinstance(step, UseTool):
+            part = {"functionCall": {"name": step.name, "args": dict(step.arguments)}}
         else:
             part = {
                 "functionCall": {
