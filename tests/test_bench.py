@@ -31,6 +31,7 @@ SMALLEST: dict[str, list[str]] = {
         *("--plain", "--rounds", "2", "--seconds", "20", "--pages", "2", "--versions", "7.4.0"),
     ],
     "bench/interrupt_at_end.py": ["--cells", "3", "--versions", "7.4.0"],
+    "bench/workbench.py": ["--calls", "3", "--repeats", "1"],
 }
 """Each README benchmark command, and the arguments that run it smallest."""
 
