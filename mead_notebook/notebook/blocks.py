@@ -40,7 +40,7 @@ from .protocol import (
 )
 from .sanitize import clean_html
 
-__all__ = ["bounded", "content_of", "locations_of", "plan_of"]
+__all__ = ["PRODUCED", "bounded", "content_of", "locations_of", "plan_of"]
 
 _PLAN_STATUSES: Final = frozenset({"pending", "in_progress", "completed"})
 _PRIORITIES: Final = frozenset({"high", "medium", "low"})
@@ -181,15 +181,26 @@ def _optional(value: Any, limit: int) -> tuple[str | None, int]:
     return bounded(value, limit) if isinstance(value, str) else (None, 0)
 
 
-def content_of(value: Any) -> tuple[list[CardBlock], int]:
-    """The well-formed blocks of ``value`` (at most :data:`MAX_BLOCKS`), and how many more."""
+PRODUCED: Final = frozenset({"output", "html", "image"})
+"""The block types of what a call produced: shown only once the call has ended."""
+
+
+def content_of(value: Any, *, ended: bool = True) -> tuple[list[CardBlock], int]:
+    """The well-formed blocks of ``value`` (at most :data:`MAX_BLOCKS`), and how many more.
+
+    A call that has not ended (``ended`` False) has produced nothing yet: a block of
+    what it produced (:data:`PRODUCED`) cannot be on its card, and is counted as not
+    shown (the card is then ``incomplete``), never drawn.
+    """
     if not isinstance(value, (list, tuple)):
         return [], 0
     blocks: list[CardBlock] = []
     hidden = 0
     budget = _Budget()
     for item in value:
-        if len(blocks) < MAX_BLOCKS:
+        if not ended and isinstance(item, dict) and item.get("type") in PRODUCED:
+            hidden += 1
+        elif len(blocks) < MAX_BLOCKS:
             block = _block(item, budget)
             if block is not None:
                 blocks.append(block)

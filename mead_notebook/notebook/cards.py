@@ -15,7 +15,7 @@ from typing import Any, Final, get_args
 
 from ..driver import short
 from ..interaction import FINAL_STATUSES, ToolKind, Update, class_of
-from .blocks import content_of, locations_of
+from .blocks import PRODUCED, content_of, locations_of
 from .protocol import Card, CardBlock, Question, clean_text, clean_value
 from .reveal import invisible_in
 
@@ -79,7 +79,8 @@ def updated(card: Card, update: Update) -> Card:
     if update.get("kind") in KINDS:
         new["kind"] = update["kind"]
     if "content" in update:
-        new["content"], new["blocks_hidden"] = content_of(update["content"])
+        ended = status in FINAL_STATUSES
+        new["content"], new["blocks_hidden"] = content_of(update["content"], ended=ended)
     if "locations" in update:
         new["locations"], new["locations_hidden"] = locations_of(update["locations"])
     if update.get("decided_by") == "agent":
@@ -141,7 +142,7 @@ def _left_out(block: CardBlock) -> bool:
 
 def _produced(block: CardBlock) -> bool:
     """Whether a block is what the call produced (an output), not what it will do."""
-    return block["type"] in ("output", "html", "image")
+    return block["type"] in PRODUCED
 
 
 def end_open(card: Card) -> Card | None:

@@ -108,8 +108,8 @@ def test_an_image_of_another_type_is_no_block() -> None:
 
 
 def test_the_code_makes_a_card_incomplete_or_invisible_and_its_outputs_do_not() -> None:
-    def flags(*blocks: dict[str, Any]) -> tuple[bool, bool]:
-        made = updated(new_card("c1"), {"status": "pending", "content": list(blocks)})  # type: ignore[typeddict-item]
+    def flags(*blocks: dict[str, Any], status: str = "pending") -> tuple[bool, bool]:
+        made = updated(new_card("c1"), {"status": status, "content": list(blocks)})  # type: ignore[typeddict-item]
         return made["incomplete"], made["invisible"]
 
     assert flags({"type": "code", "language": "python", "code": "rm\u200b = 1"}) == (False, True)
@@ -120,6 +120,7 @@ def test_the_code_makes_a_card_incomplete_or_invisible_and_its_outputs_do_not() 
     assert flags(
         {"type": "code", "language": "python", "code": "print(1)"},
         {"type": "output", "name": "stdout", "text": "\u202e" + "x" * (MAX_BLOCK_TEXT + 1)},
+        status="completed",
     ) == (False, False)
 
 
@@ -256,3 +257,20 @@ def test_the_audit_keeps_the_code_and_an_image_by_its_digest(tmp_path: Path) -> 
         "cut": 0,
     }
     assert PNG not in line
+
+
+def test_a_card_before_its_end_never_shows_what_the_call_produced() -> None:
+    """An image or a table on a pending card could pass for anything (a status, a button):
+    only an ended call has produced something."""
+    produced = [
+        {"type": "code", "language": "python", "code": "x = 1"},
+        {"type": "image", "mime_type": "image/png", "data": PNG, "alt": "Allowed by you"},
+        {"type": "html", "html": "<p>Completed</p>", "text": "Completed"},
+        {"type": "output", "name": "stdout", "text": "ok"},
+    ]
+    pending = updated(new_card("c1"), {"status": "pending", "content": produced})  # type: ignore[typeddict-item]
+    assert [b["type"] for b in pending["content"]] == ["code"]
+    assert (pending["blocks_hidden"], pending["incomplete"]) == (3, True)
+    ended = updated(pending, {"status": "completed", "content": produced})  # type: ignore[typeddict-item]
+    assert [b["type"] for b in ended["content"]] == ["code", "image", "html", "output"]
+    assert (ended["blocks_hidden"], ended["incomplete"]) == (0, False)
