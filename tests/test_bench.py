@@ -32,6 +32,7 @@ SMALLEST: dict[str, list[str]] = {
     ],
     "bench/interrupt_at_end.py": ["--cells", "3", "--versions", "7.4.0"],
     "bench/workbench.py": ["--calls", "3", "--repeats", "1"],
+    "bench/acp_tools.py": ["--calls", "3", "--repeats", "1"],
 }
 """Each README benchmark command, and the arguments that run it smallest."""
 
