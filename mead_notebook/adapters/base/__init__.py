@@ -54,6 +54,12 @@ The pieces:
   :class:`AskUserOption` / :func:`ask_user_arguments` (a framework's
   ``ask_user`` tool), :func:`declared_kind` (a tool's kind from its metadata),
   :class:`ScriptedReplies` (an offline model's replies), :func:`result_text`.
+- :mod:`.own_tools`: the package's own tools in a framework's run (each
+  adapter's ``as_tools``): the mark a gate reads, the tool's own validation and
+  preview for the card, :func:`~.own_tools.invoke` whose cancel reaches the
+  tool's ``Call``, and how the call ends (:func:`~.own_tools.ending`);
+  :mod:`.passes`: an Allow given through an agent's own permission request,
+  good for exactly one call of that tool with those arguments.
 
 A new framework is a folder ``mead_notebook/adapters/<framework>/`` holding only
 mapping code, an extra in ``pyproject.toml``, and a harness for the conformance
