@@ -172,6 +172,9 @@ CONSTANTS = [
     ("NO_NEWLINE", labels.NO_NEWLINE, "string"),
     ("OUTPUT_LABEL", labels.OUTPUT_LABEL, "Readonly<Record<string, string>>"),
     ("RICH_NOT_SHOWN", labels.RICH_NOT_SHOWN, "string"),
+    ("KERNEL_GONE", labels.KERNEL_GONE, "string"),
+    ("KERNEL_GONE_NOTE", labels.KERNEL_GONE_NOTE, "string"),
+    ("KERNEL_GONE_STATUS", labels.KERNEL_GONE_STATUS, "string"),
 ]
 
 

@@ -5,12 +5,18 @@
 // whose question is a choice (`ask_user`) reads as a question, not as a tool.
 // What the agent wrote shows with its invisible characters marked (reveal.js),
 // and the kernel's warnings (invisible characters, parts not shown) come first.
+// Each fact shows once (once.js): the header names the call, its server and kind;
+// an open question shows the arguments (the card's own "Arguments" fold waits
+// until it is answered); a settled question says the decision and why, so the
+// call's step and the error the model was told are not said again; and a view
+// whose kernel went away says so and takes no more answers (`kernelGone`).
 
-import { CLASS_HINT, KIND_HINT } from "./constants.gen.js";
+import { CLASS_HINT, KERNEL_GONE, KERNEL_GONE_NOTE, KIND_HINT } from "./constants.gen.js";
 import { contentEl } from "./content.js";
 import { h, prettyJson, setAttr, setShown, setText } from "./dom.js";
 import { OUTCOME_LABEL, badgeKind, lookup, warnings } from "./labels.js";
-import { buildQuestion, cssToken, questionKey, validOptions } from "./question.js";
+import { tellOnce } from "./once.js";
+import { buildQuestion, cssToken, isOpen, questionKey, validOptions } from "./question.js";
 import { revealNodes, revealText, setRevealed } from "./reveal.js";
 import { isObject, stringOr } from "./state.js";
 import { decisionText, isChoice, isFinished, oneLineJson, pickedIds, statusLabel } from "./transcript.js";
@@ -23,6 +29,8 @@ import { decisionText, isChoice, isFinished, oneLineJson, pickedIds, statusLabel
 export { statusLabel };
 
 const STATUSES = new Set(["pending", "in_progress", "completed", "failed"]);
+/** Outcomes a settled question's decision already says (with the reason given). */
+const DECIDED = new Set(["denied", "expired", "interrupted"]);
 /** Longest one-line arguments kept in a collapsed card's line, in characters. */
 const ONE_LINE_MAX = 300;
 
@@ -61,6 +69,8 @@ export class CardView {
     /** @type {{id: string, question: QuestionView} | null} a question that just opened, to focus */
     this.pendingFocus = null;
     this.cancelSent = false;
+    /** whether the kernel this view talks to went away */
+    this.gone = false;
     /** @type {boolean | null} the person's choice to open or close a finished card; null: not made */
     this.expanded = null;
     this.collapsible = false;
@@ -192,15 +202,18 @@ export class CardView {
     setAttr(this.el, "class", `mead-card mead-state-${cssToken(state)}${choice ? " mead-card-question" : ""}`);
     setRevealed(this.title, title, true);
     // A question names no tool, server or arguments: they are the question itself.
-    setRevealed(this.where, choice ? "" : server ? `${tool} · ${server}` : tool, true);
-    setShown(this.where, !choice);
+    // The tool is named once: by the title, unless the title says something else.
+    const where = [title !== tool ? tool : "", server].filter((part) => part !== "").join(" · ");
+    setRevealed(this.where, choice ? "" : where, true);
+    setShown(this.where, !choice && where !== "");
     const kind = badgeKind(card);
     setText(this.badge, choice ? "" : kind || toolClass);
     setAttr(this.badge, "class", `mead-badge mead-class-${toolClass}${kind ? ` mead-kind-${cssToken(kind)}` : ""}`);
     const hint = lookup(KIND_HINT, kind) || lookup(CLASS_HINT, toolClass);
     setAttr(this.badge, "title", hint ? hint.charAt(0).toUpperCase() + hint.slice(1) : null);
     setShown(this.badge, !choice);
-    setText(this.status, label);
+    const lost = this.gone && !isFinished(card);
+    setText(this.status, lost ? KERNEL_GONE : label);
     setAttr(this.toggle, "aria-label", `Details of ${choice ? "the question" : revealText(title, true)}`);
 
     const oneLine = choice ? prompt : oneLineJson(card.arguments);
@@ -211,7 +224,8 @@ export class CardView {
     const inProgress = card.status === "in_progress";
     const step = typeof card.current_step === "string" ? card.current_step : "";
     if (!(this.cancelSent && inProgress)) setRevealed(this.step, step, true);
-    setShown(this.step, this.step.textContent !== "");
+    // A finished call's step only repeats its outcome (and a denial's reason).
+    setShown(this.step, this.step.textContent !== "" && !isFinished(card));
 
     const fraction = typeof card.progress === "number" && Number.isFinite(card.progress)
       ? Math.min(1, Math.max(0, card.progress))
@@ -226,21 +240,25 @@ export class CardView {
       setText(this.percent, `${Math.round(fraction * 100)}%`);
     }
 
-    setShown(this.cancel, card.cancellable === true && inProgress);
-    this.cancel.disabled = this.cancelSent;
+    setShown(this.cancel, card.cancellable === true && inProgress && !this.gone);
+    this.cancel.disabled = this.cancelSent || this.gone;
 
     setRevealed(this.argsPre, choice ? "" : prettyJson(card.arguments ?? {}));
-    setShown(this.details, !choice);
+    // An open question shows the arguments itself (and the editor for them).
+    setShown(this.details, !choice && !isOpen(card.question));
 
     const result = typeof card.result === "string" ? card.result : card.result == null ? "" : prettyJson(card.result);
+    const content = Array.isArray(card.content) ? card.content : [];
+    const once = tellOnce(content, result);
     setRevealed(this.result, result && !choice ? `Result: ${result}` : "");
-    setShown(this.result, result !== "" && !choice);
+    setShown(this.result, result !== "" && !choice && once.showResult);
     const error = typeof card.error === "string" ? card.error : card.error == null ? "" : prettyJson(card.error);
     setRevealed(this.error, error ? `Error: ${error}` : "");
-    setShown(this.error, error !== "" && !(choice && card.outcome === "no_answer"));
+    const decided = isObject(question) && isObject(question.answer) && DECIDED.has(String(card.outcome));
+    setShown(this.error, error !== "" && !(choice && card.outcome === "no_answer") && !decided);
 
     this.updateWarnings(card);
-    this.updateContent(card);
+    this.updateContent(card, once.content);
     this.updateQuestion(card);
     this.updateOptions(choice && question !== null && decision !== "" ? question : null);
 
@@ -268,9 +286,9 @@ export class CardView {
    * What the call will do (diffs, commands, text, locations) and what of it is not
    * shown; rebuilt only when it changed, so an unfolded diff stays unfolded.
    * @param {Card} card
+   * @param {unknown[]} content the card's blocks that say something not said elsewhere
    */
-  updateContent(card) {
-    const content = Array.isArray(card.content) ? card.content : [];
+  updateContent(card, content) {
     const locations = Array.isArray(card.locations) ? card.locations : [];
     const hidden = { blocks: card.blocks_hidden, locations: card.locations_hidden };
     const some = content.length || locations.length || hidden.blocks || hidden.locations;
@@ -302,7 +320,8 @@ export class CardView {
     this.question = buildQuestion(this.ctx, { ...card, question });
     this.questionSlot.replaceChildren(this.question.el);
     setShown(this.questionSlot, true);
-    if (this.question.open) this.pendingFocus = { id: String(question.id), question: this.question };
+    if (this.gone) this.question.lost(KERNEL_GONE_NOTE);
+    else if (this.question.open) this.pendingFocus = { id: String(question.id), question: this.question };
   }
 
   /**
@@ -326,6 +345,16 @@ export class CardView {
       );
     }
     setShown(this.options, options.length > 0);
+  }
+
+  /** The kernel went away: an open question takes no answer and stops counting down. */
+  kernelGone() {
+    if (this.gone) return;
+    this.gone = true;
+    this.question?.lost(KERNEL_GONE_NOTE);
+    const card = this.card;
+    this.card = null;
+    if (card) this.update(card);
   }
 
   dispose() {

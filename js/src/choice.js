@@ -30,11 +30,18 @@ export function buildChoice(ctx, question) {
   const submit = h("button", { type: "button", class: "mead-button mead-submit", disabled: true, text: "Submit" });
   const status = h("span", { class: "mead-sent", role: "status" });
   const countdown = countdownFor(ctx, question, "Expires");
+  const lostNote = h("p", { class: "mead-kernel-gone", role: "alert", hidden: true });
   const inputs = options.map((option, i) => {
     const id = ctx.uid();
     const input = h("input", { type: multiple ? "checkbox" : "radio", id, name, value: option.id });
     const digit = keyboard && i < 9 ? h("span", { class: "mead-key", "aria-hidden": "true", text: String(i + 1) }) : null;
-    return { input, row: h("div", { class: "mead-option" }, [digit, input, h("label", { for: id }, revealNodes(option.label, true))]) };
+    // A click anywhere on the row picks the option: its label fills the row, and the
+    // rest of it (the key's digit, the space around) clicks the input.
+    const row = h("div", { class: "mead-option" }, [digit, input, h("label", { for: id }, revealNodes(option.label, true))]);
+    row.addEventListener("click", (event) => {
+      if (event.target === row || event.target === digit) input.click();
+    });
+    return { input, row };
   });
   const fieldset = h("fieldset", { class: "mead-options" }, [
     h("legend", { class: "mead-question-prompt" }, revealNodes(legendText)),
@@ -47,6 +54,7 @@ export function buildChoice(ctx, question) {
   const hint = keyboard ? `${multiple ? "1–9 tick" : "1–9 pick"} · Enter submits` : "";
 
   const el = questionSection("choice", { "data-multiple": multiple ? "true" : "false" }, [
+    lostNote,
     fieldset,
     h("div", { class: "mead-other" }, [h("label", { for: otherId, text: "Other (your own answer)" }), other, otherHint]),
     h("div", { class: "mead-actions" }, [
@@ -84,7 +92,7 @@ export function buildChoice(ctx, question) {
     sent = true;
     setDisabled([submit, other, fieldset], true);
     setText(status, "Sending…");
-    ctx.answer(message);
+    ctx.answer(message); // last: a kernel gone meanwhile says so over this
     return true;
   };
   fieldset.addEventListener("change", refresh);
@@ -105,6 +113,17 @@ export function buildChoice(ctx, question) {
     open: true,
     focus: () => focusElement(inputs.length > 0 ? inputs[0].input : other),
     update() {},
+    lost(note) {
+      sent = true;
+      setDisabled([submit, other, fieldset], true);
+      setText(status, "");
+      if (countdown) {
+        ctx.ticker.remove(countdown);
+        countdown.remove();
+      }
+      setText(lostNote, note);
+      setShown(lostNote, true);
+    },
     dispose() {
       if (countdown) ctx.ticker.remove(countdown);
     },

@@ -199,3 +199,9 @@ export const OUTPUT_LABEL = Object.freeze({
 });
 /** @type {string} */
 export const RICH_NOT_SHOWN = "{what} not shown ({n} characters: over the card's limit, or not valid)";
+/** @type {string} */
+export const KERNEL_GONE = "Kernel gone";
+/** @type {string} */
+export const KERNEL_GONE_NOTE = "The kernel went away (restarted or shut down): this question can no longer be answered, and nothing it asked runs.";
+/** @type {string} */
+export const KERNEL_GONE_STATUS = "Stopped: the kernel went away";

@@ -263,13 +263,12 @@ export function contentEl(content, locations, hidden = {}) {
   /** @type {(HTMLElement | null)[]} */
   const parts = [...blocks];
   if (places.length > 0) {
-    parts.push(
-      h(
-        "ul",
-        { class: "mead-locations", "aria-label": "Locations" },
-        places.map((p) => h("li", {}, [h("code", { class: "mead-path" }, revealNodes(p, true))])),
-      ),
+    const list = h(
+      "ul",
+      { class: "mead-locations", "aria-label": "Files" },
+      places.map((p) => h("li", {}, [h("code", { class: "mead-path" }, revealNodes(p, true))])),
     );
+    parts.push(h("div", { class: "mead-locations-row" }, [h("span", { class: "mead-locations-label", "aria-hidden": "true", text: "Files:" }), list]));
   }
   parts.push(said);
   return h("div", { class: "mead-content" }, parts);

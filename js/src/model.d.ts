@@ -43,10 +43,11 @@ export interface Viewer {
 
 /** What the parts of one view share. */
 export interface ViewContext {
-  /** send a message to the kernel, unless the view is gone */
-  send(message: FrontendMessage): void;
-  /** send an answer, with this page's claimed user and id, and note that this view answered */
-  answer(message: AnswerMessage): void;
+  /** send a message to the kernel, unless the view is gone; false when it could not be sent */
+  send(message: FrontendMessage): boolean;
+  /** send an answer, with this page's claimed user and id, and note that this view answered;
+   * false when it could not be sent (the kernel went away) */
+  answer(message: AnswerMessage): boolean;
   viewer: Viewer;
   ticker: Ticker;
   /** an id unique in the page, for `id`/`for`/`name` attributes */
@@ -64,5 +65,7 @@ export interface QuestionView {
   focus(): boolean;
   /** show a newer state of the same question (a refused answer, the approved arguments) */
   update(card: Card): void;
+  /** the kernel went away: say `note`, stop counting down, take no answer */
+  lost(note: string): void;
   dispose(): void;
 }

@@ -9,11 +9,11 @@
 
 import { ArgumentsEditor } from "./arguments-editor.js";
 import { CLASS_HINT, KIND_HINT, MAX_NOTE, NOT_EDITABLE } from "./constants.gen.js";
-import { countdownFor, cssToken, focusElement, questionSection, setDisabled } from "./controls.js";
+import { countdownFor, focusElement, questionSection, setDisabled } from "./controls.js";
 import { h, prettyJson, setAttr, setShown, setText } from "./dom.js";
 import { enterAllows, listenForShortcuts } from "./keys.js";
 import { badgeKind, lookup, scopeLabel } from "./labels.js";
-import { revealNodes, revealText, setRevealed } from "./reveal.js";
+import { revealText, setRevealed } from "./reveal.js";
 import { isObject, nonEmptyOr } from "./state.js";
 
 /** @typedef {import("./model").AnswerMessage} AnswerMessage */
@@ -104,6 +104,7 @@ export function buildPermission(ctx, card, question) {
   const never = h("button", { type: "button", class: "mead-button mead-deny-always", text: "Deny always" });
   const alwaysRow = h("div", { class: "mead-always" }, [h("label", { for: scopeId, text: "Remember for" }), scope, always, never]);
   const countdown = countdownFor(ctx, question, "Denies");
+  const lostNote = h("p", { class: "mead-kernel-gone", role: "alert", hidden: true });
   const prompt = h("p", { class: "mead-question-prompt", id: labelId });
   const args = h("pre", { class: "mead-question-args", "aria-label": "Arguments" });
   const hintEl = h("span", { class: "mead-hint", "aria-hidden": "true" });
@@ -111,6 +112,7 @@ export function buildPermission(ctx, card, question) {
 
   const el = questionSection("permission", { role: "group", "aria-labelledby": labelId }, [
     prompt,
+    lostNote,
     changed,
     args,
     editor ? editor.el : h("p", { class: "mead-not-editable", text: NOT_EDITABLE }),
@@ -131,23 +133,11 @@ export function buildPermission(ctx, card, question) {
    * @param {Question} q
    */
   const show = (shown, q) => {
-    const tool = nonEmptyOr(shown.tool, "?");
-    const server = nonEmptyOr(shown.server, "?");
     const toolClass = nonEmptyOr(shown.class, "effect");
     const kind = badgeKind(shown);
-    const hint = lookup(KIND_HINT, kind) || lookup(CLASS_HINT, toolClass) || "unknown class";
-    prompt.replaceChildren(
-      "Allow ",
-      h("strong", {}, revealNodes(tool, true)),
-      " on ",
-      h("strong", {}, revealNodes(server, true)),
-      "? ",
-      h("span", {
-        class: `mead-badge mead-class-${cssToken(toolClass)}${kind ? ` mead-kind-${cssToken(kind)}` : ""}`,
-        text: kind || toolClass,
-      }),
-      h("span", { class: "mead-class-hint", text: ` (${hint})` }),
-    );
+    const hint = lookup(KIND_HINT, kind) || lookup(CLASS_HINT, toolClass) || "may do anything";
+    // The card's header names the call, its server and its kind: the question asks.
+    prompt.replaceChildren("Allow this call? ", h("span", { class: "mead-class-hint", text: `It ${hint}.` }));
     setRevealed(args, prettyJson(shown.arguments));
     enter = enterAllows(shown);
     setAttr(allow, "aria-keyshortcuts", keyboard && enter ? "Enter" : null);
@@ -191,8 +181,9 @@ export function buildPermission(ctx, card, question) {
     waiting = true;
     setDisabled(controls, true);
     setText(status, decision === "allow" ? "Allowing…" : "Denying…");
-    ctx.answer(message);
+    ctx.answer(message); // last: a kernel gone meanwhile says so over this
   };
+  let gone = false;
   const ready = () => {
     waiting = false;
     setDisabled(controls, false);
@@ -226,6 +217,7 @@ export function buildPermission(ctx, card, question) {
     update(next) {
       const q = next.question;
       if (!isObject(q)) return;
+      if (gone) return;
       const now = questionVersion(q);
       if (now !== version) {
         // The call changed under the person: show it as it is now and ask again.
@@ -233,9 +225,10 @@ export function buildPermission(ctx, card, question) {
         show(next, q);
         editor?.follow(next.arguments);
         setText(changed, CHANGED_NOTE);
-        setShown(changed, now !== opened);
         if (waiting) ready();
       }
+      // A refusal says why the call is asked again: the changed note would say it twice.
+      setShown(changed, version !== opened && typeof q.rejected !== "string");
       showRejected(rejected, q);
       const count = rejections(q);
       if (count === refusals) return;
@@ -243,6 +236,19 @@ export function buildPermission(ctx, card, question) {
       if (!waiting) return;
       ready();
       if (editor?.read().kind === "edited") editor.focus();
+    },
+    lost(note) {
+      gone = true;
+      waiting = true;
+      setDisabled(controls, true);
+      setText(status, "");
+      setText(hintEl, "");
+      if (countdown) {
+        ctx.ticker.remove(countdown);
+        countdown.remove();
+      }
+      setText(lostNote, note);
+      setShown(lostNote, true);
     },
     dispose() {
       if (countdown) ctx.ticker.remove(countdown);

@@ -112,5 +112,5 @@ function buildAnswered(card, question, viewer) {
  * @returns {QuestionView}
  */
 function closedView(el) {
-  return { el, open: false, focus: () => false, update() {}, dispose() {} };
+  return { el, open: false, focus: () => false, update() {}, lost() {}, dispose() {} };
 }

@@ -3,11 +3,13 @@
 // many calls the agent ran under its own rules). Everything shown is read from the
 // model; changes are rendered at most once per animation frame. Each stretch of
 // text between cards is its own Markdown view, so while the turn streams only
-// the last one re-renders.
+// the last one re-renders. When the kernel goes away (restarted or shut down: the
+// widget manager drops the model's comm, or a message cannot be sent), the view
+// says so, its questions take no answer and its countdowns stop.
 
 import { agentText, ranByAgent, ranByAgentText } from "./agent.js";
 import { CardView } from "./card.js";
-import { PLAN_GLYPH, PROTOCOL_VERSION, STOP_REASON, TURN_STATUS } from "./constants.gen.js";
+import { KERNEL_GONE_STATUS, PLAN_GLYPH, PROTOCOL_VERSION, STOP_REASON, TURN_STATUS } from "./constants.gen.js";
 import { Ticker } from "./countdown.js";
 import { capture, join, leave, restore } from "./drafts.js";
 import { cancelFrame, h, isTextField, requestFrame, setAttr, setShown, setText } from "./dom.js";
@@ -52,20 +54,20 @@ export class TurnView {
     const page = pageId();
     /** @type {import("./model").Viewer} */
     const viewer = { page, username: () => whoami.current()?.username ?? null, answered: answeredFor(widgetKey(model)) };
+    /** whether the kernel went away (see `kernelGone`) */
+    this.gone = false;
     /** @type {ViewContext} */
     this.ctx = {
-      send: (message) => {
-        if (!this.disposed) this.model.send(message);
-      },
+      send: (message) => !this.disposed && this.sendOrNotice(message),
       answer: (message) => {
-        if (this.disposed) return;
+        if (this.disposed) return false;
         viewer.answered.add(message.question_id);
         const identity = whoami.current();
         /** @type {import("./model").AnswerMessage} */
         const stamped = { ...message, page };
         if (identity?.username) stamped.username = identity.username;
         if (identity?.display_name) stamped.display_name = identity.display_name;
-        this.model.send(stamped);
+        return this.sendOrNotice(stamped);
       },
       viewer,
       ticker: this.ticker,
@@ -149,7 +151,37 @@ export class TurnView {
       }
     };
     model.on("msg:custom", this.onCustom);
-    model.send({ type: "rendered" });
+    // ipywidgets' manager drops every model's comm when its kernel restarts or dies.
+    this.onCommLive = () => this.kernelGone();
+    model.on("comm_live_update", this.onCommLive);
+    this.sendOrNotice({ type: "rendered" });
+  }
+
+  /**
+   * Send a message to the kernel; a message that cannot be sent (the comm or the
+   * kernel connection is gone) makes the view say the kernel went away.
+   * @param {import("./model").FrontendMessage} message
+   * @returns {boolean} whether it was sent
+   */
+  sendOrNotice(message) {
+    if (this.gone) return false;
+    try {
+      this.model.send(message);
+      return true;
+    } catch (error) {
+      console.warn("mead_notebook: the kernel cannot be reached", error);
+      this.kernelGone();
+      return false;
+    }
+  }
+
+  /** The kernel went away: say so, stop every countdown, and take no more answers. */
+  kernelGone() {
+    if (this.gone || this.disposed) return;
+    this.gone = true;
+    this.ticker.dispose();
+    for (const view of this.cards.values()) view.kernelGone();
+    this.render();
   }
 
   /** Ask for a render on the next frame (several changes in one frame render once). */
@@ -166,9 +198,10 @@ export class TurnView {
     const state = readState(this.model);
     setShown(this.prompt, state.prompt !== "");
     setText(this.prompt, state.prompt);
-    setText(this.status, lookup(TURN_STATUS, state.status) || state.status);
-    setAttr(this.root, "class", `mead-turn mead-turn-${cssToken(state.status)}`);
-    setAttr(this.root, "aria-busy", state.status === "running" ? "true" : null);
+    const lost = this.gone && state.status === "running";
+    setText(this.status, lost ? KERNEL_GONE_STATUS : lookup(TURN_STATUS, state.status) || state.status);
+    setAttr(this.root, "class", `mead-turn mead-turn-${lost ? "gone" : cssToken(state.status)}`);
+    setAttr(this.root, "aria-busy", state.status === "running" && !lost ? "true" : null);
     const agent = state.agent ? agentText(state.agent) : "";
     setText(this.agent, agent ? `Agent: ${agent}` : "");
     setShown(this.agent, agent !== "");
@@ -239,6 +272,7 @@ export class TurnView {
         let view = this.cards.get(id);
         if (!view) {
           view = new CardView(this.ctx, id);
+          if (this.gone) view.kernelGone();
           this.cards.set(id, view);
         }
         view.update(state.calls[id]);
@@ -366,6 +400,7 @@ export class TurnView {
     }
     this.disposed = true;
     this.model.off("msg:custom", this.onCustom);
+    this.model.off("comm_live_update", this.onCommLive);
     cancelFrame(this.frame);
     this.frame = null;
     for (const name of TRAITS) this.model.off(`change:${name}`, this.onChange);

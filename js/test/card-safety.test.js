@@ -133,8 +133,9 @@ describe("the Trojan Source card", () => {
     expect(c.querySelector(".mead-content-text").textContent).toBe("why⟨U+FEFF⟩");
     expect(c.querySelector(".mead-locations").textContent).toBe("a⟨U+2069⟩.py:1");
     expect(c.querySelector(".mead-step").textContent).toBe("reading⟨U+2067⟩");
-    // The question names the tool and server, and shows the arguments, marked the same way.
-    expect(c.querySelector(".mead-question-prompt").textContent).toMatch(/^Allow read_file⟨U\+2060⟩ on lo⟨U\+202E⟩cal\?/);
+    // The header names the tool and server once; the question asks, and shows the arguments
+    // marked the same way.
+    expect(c.querySelector(".mead-question-prompt").textContent).toBe("Allow this call? It reads only.");
     expect(c.querySelector(".mead-question-args").textContent).toContain("s = '''⟨U+2067⟩''' ;return");
     // The editor shows the character as its JSON escape, which means the same value.
     const editor = c.querySelector(".mead-edit-input");

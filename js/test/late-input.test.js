@@ -128,7 +128,11 @@ describe("a call that changes while its question is open", () => {
       { arguments: LATER },
     );
     expect(buttonsNamed(el, "Allow")[0].disabled).toBe(false);
-    expect(note(el).hidden).toBe(false);
+    // The refusal says why it asks again; the changed note would say it twice.
+    expect(el.querySelector(".mead-rejected").textContent).toBe(
+      "Not accepted: the call changed after this answer was made; check it again",
+    );
+    expect(note(el).hidden).toBe(true);
     buttonsNamed(el, "Deny")[0].click();
     expect(model.sentOfType("answer").map((m) => m.version)).toEqual([1, 2]);
   });

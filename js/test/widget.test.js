@@ -250,13 +250,19 @@ describe("permission questions", () => {
     return { model, el };
   }
 
-  it("shows tool, server, class and arguments with Allow and Deny", async () => {
-    const { model, el } = await shownQuestion();
+  it("shows tool, server, class and arguments with Allow and Deny, each once", async () => {
+    const { el } = await shownQuestion();
+    const c = cardEl(el, "call_1");
+    expect(c.querySelector(".mead-card-title").textContent).toBe("write_file");
+    expect(c.querySelector(".mead-card-where").textContent).toBe("local");
+    expect(c.querySelector(".mead-card-header .mead-badge").textContent).toBe("effect");
     const q = el.querySelector(".mead-question");
-    expect(q.textContent).toContain("write_file");
-    expect(q.textContent).toContain("local");
-    expect(q.querySelector(".mead-badge").textContent).toBe("effect");
+    expect(q.querySelector(".mead-question-prompt").textContent).toBe("Allow this call? It can change things.");
+    expect(q.textContent).not.toContain("write_file");
+    expect(q.querySelector(".mead-badge")).toBe(null);
     expect(JSON.parse(q.querySelector(".mead-question-args").textContent)).toEqual({ path: "a.txt" });
+    // The card's own Arguments fold waits until the question is answered.
+    expect(c.querySelector(".mead-details").hidden).toBe(true);
     expect(buttonsNamed(q, "Allow")).toHaveLength(1);
     expect(buttonsNamed(q, "Deny")).toHaveLength(1);
   });

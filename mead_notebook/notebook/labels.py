@@ -160,6 +160,15 @@ RICH_NOT_SHOWN: Final = "{what} not shown ({n} characters: over the card's limit
 """What a rich output the kernel did not keep says instead (``what``: ``HTML``, or the
 image's type); ``n`` as in :data:`NOT_SHOWN`."""
 NO_NEWLINE: Final = "No newline at end of file"
+KERNEL_GONE: Final = "Kernel gone"
+"""A card's status once the kernel its view talks to went away before the call ended."""
+KERNEL_GONE_NOTE: Final = (
+    "The kernel went away (restarted or shut down): this question can no longer be "
+    "answered, and nothing it asked runs."
+)
+"""What an open question says once its kernel went away."""
+KERNEL_GONE_STATUS: Final = "Stopped: the kernel went away"
+"""A running turn's status once its kernel went away."""
 """A diff row after a last line that has no line ending, as unified diffs say it."""
 
 
