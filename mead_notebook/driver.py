@@ -367,11 +367,12 @@ class TurnDriver:
         decision = self._ask(record, parameters, preview)
         if isinstance(decision, Deny):
             note = f": {decision.message}" if decision.message else ""
+            said = f"Permission to run {record.tool} was denied ({decision.reason}){note}"
+            ended = "" if said.endswith((".", "!", "?")) else "."
             self.fail(
                 record,
                 outcome_of(decision),
-                f"Permission to run {record.tool} was denied ({decision.reason}){note}. "
-                "The tool did not run.",
+                f"{said}{ended} The tool did not run.",
                 step=f"denied ({decision.reason}){note}",
             )
         elif decision.arguments is not None and decision.arguments != record.arguments:

@@ -92,6 +92,26 @@ def test_a_denied_call_ends_failed_with_the_outcome_of_its_reason() -> None:
     assert "The tool did not run" in (record.error or "")
 
 
+class Saying(DenyAll):
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+    def decide(self, request: Any) -> Deny:
+        return Deny("rejected", self.message)
+
+
+def test_a_denial_message_ends_its_sentence_once() -> None:
+    for message, told in [
+        ("just tell me.", "denied (rejected): just tell me. The tool did not run."),
+        ("not now", "denied (rejected): not now. The tool did not run."),
+        ("", "denied (rejected). The tool did not run."),
+    ]:
+        driver = TurnDriver(Saying(message))
+        record = driver.begin("c1", "rm", "local", "effect", {})
+        driver.permission(record)
+        assert record.error == f"Permission to run rm was {told}"
+
+
 def test_plan_and_thoughts_reach_an_interaction_that_hears_them() -> None:
     rec = Recording(AllowAll())
     driver = TurnDriver(rec)

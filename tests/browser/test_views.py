@@ -1,23 +1,32 @@
-"""A JupyterLab tab closed while a question waits, and the notebook opened again."""
+"""A JupyterLab tab closed while a question waits, and the notebook opened again; a view
+whose kernel restarted while a question waited."""
 
 from __future__ import annotations
 
+import os
+import re
+import signal
 import time
 
 import pytest
 from playwright.sync_api import expect
 
+from mead_notebook.notebook.labels import KERNEL_GONE, KERNEL_GONE_NOTE, KERNEL_GONE_STATUS
 from mead_notebook.notebook.waiting.views import Timing
 
 from .conftest import Latencies
 from .pages import NotebookPage
-from .scenarios import AFTER_SYNC, CHOICE_SYNC, PRELUDE
+from .scenarios import AFTER_SYNC, CHOICE_SYNC, PRELUDE, TIMEOUT_SYNC
 from .test_lab import QUESTION_TIMEOUT, wait_saved_with_widget
 
 pytestmark = pytest.mark.browser
 
 TIMING = Timing(ping_every=1.0, answer_within=0.5, announce_every=1.0)
 """Quicker checks on views than the defaults (which tests/notebook/test_presence.py covers)."""
+KERNEL_PID = """
+import os
+print("KERNEL PID", os.getpid(), flush=True)
+"""
 QUICK = f"""
 from mead_notebook.notebook.waiting import views
 views.set_timing(views.{TIMING!r})
@@ -58,3 +67,29 @@ def test_a_closed_tab_reopened_gets_the_waiting_question(
         f"question visible {back - reopened:.2f} s after the notebook was opened again, "
         f"{back - drawn:.2f} s after its cells were drawn"
     )
+
+
+def test_a_view_whose_kernel_went_away_says_so_and_stops_counting(lab: NotebookPage) -> None:
+    lab.open([PRELUDE + KERNEL_PID + TIMEOUT_SYNC.replace("timeout=6", "timeout=120")])
+    lab.run_cell(0)
+    card = lab.card("write_note")
+    countdown = card.locator(".mead-countdown")
+    expect(countdown).to_be_visible(timeout=QUESTION_TIMEOUT)
+    pid = int(re.findall(r"KERNEL PID (\d+)", lab.output_text(0))[0])
+    # The kernel dies as a crash or an out-of-memory kill ends it: without a word.
+    os.kill(pid, signal.SIGKILL)
+    expect(card.locator(".mead-status")).to_have_text(KERNEL_GONE, timeout=QUESTION_TIMEOUT)
+    expect(card.locator(".mead-kernel-gone")).to_have_text(KERNEL_GONE_NOTE)
+    expect(lab.turn().locator(".mead-turn-status")).to_have_text(KERNEL_GONE_STATUS)
+    expect(countdown).to_have_count(0)
+    allow = lab.turn().get_by_role("button", name="Allow", exact=True)
+    expect(allow).to_be_disabled()
+    restarting = lab.page.get_by_role("button", name="Ok")
+    if restarting.is_visible():  # JupyterLab's own notice of the restart
+        restarting.click()
+    lab.shot("kernel-gone")
+    # Still said a while later: nothing counts down or sends any more.
+    time.sleep(2)
+    expect(card.locator(".mead-status")).to_have_text(KERNEL_GONE)
+    expect(card.locator(".mead-sent")).to_have_text("")
+    assert lab.errors == [], lab.errors
