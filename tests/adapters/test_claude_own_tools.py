@@ -4,13 +4,18 @@ the SDK's bundled Claude CLI against the offline scripted Anthropic server.
 The card carries the tool's own kind (no ``trusted`` needed) and its preview;
 Allow runs the tool once with its own validation, Deny never runs it, a schema
 error is refused before anyone is asked, the card's Cancel reaches the tool's
-``Call``, and the server runs a tool only for a call its card allowed.
+``Call``, and the server runs a tool only for a call its card allowed. The
+kernel's ``run_python`` runs the same way, in an IPython shell of its own (a
+subprocess).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -165,3 +170,52 @@ def test_the_server_runs_nothing_outside_a_run_or_without_an_allow() -> None:
     assert unasked.is_error
     assert unasked.content[0].text == NO_PASS.format(tool="save")
     assert shop.got == []
+
+
+KERNEL = """
+import json, sys
+sys.path.insert(0, {tests!r})
+from IPython.core.interactiveshell import InteractiveShell
+shell = InteractiveShell.instance()
+from mead_notebook import kernel_tools
+from mead_notebook.adapters import claude_agent
+from servers.anthropic_agent_server import AgentServer, Text, Use
+from adapters.helpers import Person, asked, finals, recorded
+
+code = "x = 6 * 7\\nprint('six times seven is', x)"
+rec, _ = recorded(Person(deny={deny!r}))
+script = [[Use("r1", "mcp__mead__run_python", {{"code": code}})], [Text("Done.")]]
+with AgentServer(script) as server:
+    given = server.options(cwd={cwd!r})
+    given.mcp_servers = {{"mead": claude_agent.as_server(kernel_tools(timeout=10))}}
+    claude_agent.run(given, "go", interaction=rec)
+print("RESULT " + json.dumps({{
+    "x": shell.user_ns.get("x"),
+    "asked": [r.get("content") for r in asked(rec)],
+    "final": finals(rec)["r1"],
+}}))
+"""
+
+
+@pytest.mark.parametrize("deny", [{}, {"run_python": "no"}], ids=["allow", "deny"])
+def test_run_python_through_as_server_runs_in_the_shell_only_on_allow(
+    cwd: Path, deny: dict[str, str]
+) -> None:
+    tests = Path(__file__).resolve().parents[1]
+    script = KERNEL.format(tests=str(tests), deny=deny, cwd=str(cwd))
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=tests
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    assert lines, done.stdout + done.stderr
+    found = json.loads(lines[-1].removeprefix("RESULT "))
+    code = "x = 6 * 7\nprint('six times seven is', x)"
+    assert found["asked"] == [[{"type": "code", "language": "python", "code": code}]]
+    if deny:
+        assert found["x"] is None
+        assert found["final"]["outcome"] == "denied"
+    else:
+        assert found["x"] == 42
+        assert found["final"]["status"] == "completed"
+        stdout = {"type": "output", "name": "stdout", "text": "six times seven is 42\n"}
+        assert stdout in found["final"]["content"]
