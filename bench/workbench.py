@@ -59,7 +59,8 @@ def per_call(variant, code, calls):
         for _ in range(calls):
             run_code(SHELL, code, Guard(), 100_000)
         return (time.perf_counter() - started) / calls
-    model = ScriptedModel([[ToolCall("run_python", {"code": code}) for _ in range(calls)], ["done"]])
+    asks = [ToolCall("run_python", {"code": code}) for _ in range(calls)]
+    model = ScriptedModel([asks, ["done"]])
     router = Router(model, TOOLS, max_rounds=2)
     interaction = AllowAll() if variant == "router" else NotebookInteraction(policy=AllowAll())
     started = time.perf_counter()
@@ -91,7 +92,8 @@ def main() -> None:
         fe = Frontend(version, Path(tempfile.mkdtemp(prefix="mead-bench-")))
         try:
             reply, out = fe.run(SETUP, timeout=120)
-            assert reply["status"] == "ok" and "READY" in out, (reply, out)
+            assert reply["status"] == "ok", reply
+            assert "READY" in out, out
             for variant in VARIANTS:  # warm up
                 measure(fe, variant, "x = 1", 5)
             samples = {(c, v): [] for c in CODES for v in VARIANTS}
