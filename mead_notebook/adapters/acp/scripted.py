@@ -21,8 +21,9 @@ for real once allowed, ``result`` or ``fail``, ``sleep`` (seconds it runs),
 ``no_in_progress``, ``open`` (never finishes), ``silent`` (no final update after a
 reject), ``does`` (logged as ``did`` once it runs). Each call's end is logged as
 ``told`` ``{id, text, error}``: what the agent learned of it. A reject goes on
-(``reject_ends_turn``: ends the turn ``cancelled``); a cancelled question ends the
-turn ``cancelled``.
+(``reject_ends_turn``: ends the turn ``cancelled``; ``rejected``: says this text
+and ends the turn, as an agent that stops at a refusal); a cancelled question
+ends the turn ``cancelled``.
 
 Its session modes are ``default`` and ``auto`` (it starts in ``auto``);
 ``MEAD_SCRIPTED_MODES`` in its environment lists others (comma-separated; empty:
@@ -312,6 +313,10 @@ class _Scripted:
                             content=[acp.tool_content(acp.text_block("rejected"))],
                         ),
                     )
+                if "rejected" in spec:
+                    words = acp.update_agent_message_text(str(spec["rejected"]))
+                    await self.send(session_id, words)
+                    return "end_turn"
                 return "cancelled" if spec.get("reject_ends_turn") else None
         else:
             await self.send(session_id, start)

@@ -18,7 +18,9 @@ events). Each reply is one assistant message: text fragments (``str`` or
 the agent's conversation gets reply N, where N counts the assistant messages
 already in it, so the side requests the CLI makes (titles, summaries) cannot
 take a reply meant for the conversation; they get a short answer. A
-conversation past the end of the script gets "Done.".
+conversation past the end of the script gets "Done.". A reply may also be a
+function of the tool results the agent sent back so far (``{tool_use_id: (text,
+is_error)}``), so that it says what happened to the calls before it.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import json
 import shutil
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -37,7 +39,7 @@ from claude_agent_sdk import ClaudeAgentOptions
 
 from mead_notebook.model import ToolCall
 
-__all__ = ["MODEL", "ScriptedServer", "Text", "Think", "Use", "frames"]
+__all__ = ["MODEL", "Reply", "Results", "ScriptedServer", "Text", "Think", "Use", "frames"]
 
 MODEL = "claude-sonnet-4-5"
 """The model name ``options()`` asks for; the server answers whatever is asked."""
@@ -77,6 +79,10 @@ class Use:
 Item = str | Text | Think | Use | ToolCall
 """One piece of a scripted reply."""
 Block = Text | Think | Use
+Results = dict[str, tuple[str, bool]]
+"""The tool results the agent sent back, by tool use id: (text, is_error)."""
+Reply = Sequence[Item] | Callable[[Results], Sequence[Item]]
+"""A scripted reply, or a function of the tool results so far that gives it."""
 
 
 def blocks(reply: Sequence[Item], number: int = 1) -> list[Block]:
@@ -167,8 +173,10 @@ class ScriptedServer:
     the JSON body of every request of the agent's conversation, in order.
     """
 
-    def __init__(self, script: Sequence[Sequence[Item]] = ()) -> None:
-        self.script: list[list[Block]] = [blocks(r, n) for n, r in enumerate(script, 1)]
+    def __init__(self, script: Sequence[Reply] = ()) -> None:
+        self.script: list[list[Block] | Callable[[Results], Sequence[Item]]] = [
+            r if callable(r) else blocks(r, n) for n, r in enumerate(script, 1)
+        ]
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
         self._home: Path | None = None
@@ -221,21 +229,13 @@ class ScriptedServer:
         options["env"] = {**self.env(), **(options.get("env") or {})}
         return ClaudeAgentOptions(**options)
 
-    def tool_results(self) -> dict[str, tuple[str, bool]]:
+    def tool_results(self) -> Results:
         """Every ``tool_result`` the agent sent back, by tool use id: (text, is_error)."""
-        found: dict[str, tuple[str, bool]] = {}
+        found: Results = {}
         with self.lock:
             bodies = list(self.requests)
         for body in bodies:
-            for message in body.get("messages", ()):
-                content = message.get("content")
-                for block in content if isinstance(content, list) else ():
-                    if block.get("type") != "tool_result":
-                        continue
-                    inner = block.get("content")
-                    if isinstance(inner, list):
-                        inner = "".join(p.get("text", "") for p in inner if isinstance(p, dict))
-                    found[block["tool_use_id"]] = (str(inner or ""), bool(block.get("is_error")))
+            found.update(_results_in(body))
         return found
 
     def reply_to(self, body: dict[str, Any]) -> list[bytes]:
@@ -244,8 +244,24 @@ class ScriptedServer:
             self.requests.append(body)
             number = len(self.requests)
         done = sum(1 for m in body.get("messages", ()) if m.get("role") == "assistant")
-        reply = self.script[done] if done < len(self.script) else [Text("Done.")]
+        entry = self.script[done] if done < len(self.script) else [Text("Done.")]
+        reply = blocks(entry(_results_in(body)), done + 1) if callable(entry) else entry
         return frames(reply, f"msg_{number}")
+
+
+def _results_in(body: dict[str, Any]) -> Results:
+    """The ``tool_result`` blocks of one request's messages, by tool use id."""
+    found: Results = {}
+    for message in body.get("messages", ()):
+        content = message.get("content")
+        for block in content if isinstance(content, list) else ():
+            if not isinstance(block, dict) or block.get("type") != "tool_result":
+                continue
+            inner = block.get("content")
+            if isinstance(inner, list):
+                inner = "".join(p.get("text", "") for p in inner if isinstance(p, dict))
+            found[str(block.get("tool_use_id"))] = (str(inner or ""), bool(block.get("is_error")))
+    return found
 
 
 def _is_conversation(body: dict[str, Any]) -> bool:

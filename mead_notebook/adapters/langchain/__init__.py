@@ -36,7 +36,7 @@ cancelled).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, cast
 
 from ..base import AgentResult, missing_extra
@@ -53,10 +53,11 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise ImportError(missing_extra("langchain", "langchain")) from exc
 
-from mead_notebook import ToolCall, ask_user
+from mead_notebook import ask_user
 from mead_notebook.turn import Turn
 
 from ..base import ASK_USER_MARK, AskUserOption, Session, ask_user_arguments, result_text
+from ..base.replies import Script
 from ._gate import ToolGate, gated_tool_node
 from ._interrupts import answer_interrupts
 from ._middleware import MeadMiddleware
@@ -138,13 +139,15 @@ def middleware(interaction: object) -> MeadMiddleware:
     return MeadMiddleware(interaction)
 
 
-def scripted_model(replies: Sequence[Sequence[str | ToolCall]]) -> ScriptedChatModel:
+def scripted_model(replies: Script) -> ScriptedChatModel:
     """An offline chat model that plays back ``replies`` (text fragments and ``ToolCall`` items).
 
-    Each reply is used once, in order; streamed, fragments and calls arrive one
-    chunk each, as a provider streams them.
+    Each reply is used once, in order; or ``replies`` is a function of the
+    conversation so far (plain ``Message`` dicts) that returns each reply, so a
+    reply can say what happened to the calls before it. Streamed, fragments and
+    calls arrive one chunk each, as a provider streams them.
     """
-    return ScriptedChatModel(replies=[list(r) for r in replies])
+    return ScriptedChatModel(replies=replies if callable(replies) else [list(r) for r in replies])
 
 
 def _ask_user(prompt: str, options: list[AskUserOption], multiple: bool = False) -> str:

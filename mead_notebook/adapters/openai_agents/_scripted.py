@@ -19,8 +19,14 @@ def scripted_model(replies: Sequence[Sequence[str | ToolCall]]) -> ScriptedModel
     """A ``ScriptedModel`` that plays back ``replies`` (text fragments and ``ToolCall`` items).
 
     Each reply is one model response; streamed, each text fragment arrives as a
-    delta of its own, as a provider streams tokens.
+    delta of its own, as a provider streams tokens. The SDK's model plays a list:
+    a function of the conversation is refused (``TypeError``).
     """
+    if callable(replies):
+        raise TypeError(
+            "openai_agents.scripted_model takes a list of replies (the SDK's ScriptedModel "
+            "plays a list), not a function"
+        )
     steps = []
     for number, reply in enumerate(ScriptedReplies(replies).replies, 1):
         output: list[object] = []
