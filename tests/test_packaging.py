@@ -28,6 +28,8 @@ def _ignore(folder: str, names: list[str]) -> list[str]:
     if "node_modules" in Path(folder).parts:
         return []
     skipped = [n for n in names if n in SKIP or n.startswith(".venv")]
+    if Path(folder).name != "js" and "node_modules" in names:
+        skipped.append("node_modules")  # the test tools' own (ignored by git), not the build's
     if Path(folder).name == "mead_notebook":
         skipped.append("static")
     return skipped
