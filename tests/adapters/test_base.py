@@ -1,4 +1,4 @@
-"""The adapter base on its own: a small framework of plain asyncio code mapped onto a Session."""
+"""The adapter base on its own: a small framework of plain asyncio code mapped onto a AgentTurn."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from mead_notebook import Allow, Answered, Picked, ask_user
 from mead_notebook.adapters.base import (
     NO_ANSWER,
     AgentResult,
+    AgentTurn,
     CallCancelled,
-    Session,
-    active_session,
+    active_turn,
     declared_kind,
     question_from,
 )
@@ -46,7 +46,7 @@ class Narrated(Person):
 
 def test_a_call_the_agent_ran_on_its_own_says_so_and_keeps_what_it_will_do() -> None:
     rec, _ = recorded(Person())
-    session = Session(rec)
+    session = AgentTurn(rec)
     ran: list[str] = []
 
     async def edit() -> str:
@@ -88,7 +88,7 @@ def test_a_call_the_agent_ran_on_its_own_says_so_and_keeps_what_it_will_do() -> 
 
 def test_what_a_call_will_do_reaches_the_permission_request() -> None:
     rec, _ = recorded(Person(deny={"edit_file": "not now"}))
-    session = Session(rec)
+    session = AgentTurn(rec)
 
     async def main() -> None:
         _, allowed = await session.call(
@@ -121,7 +121,7 @@ def test_an_admitted_calls_preview_reaches_the_request_and_shows_an_edit_once_al
             assert request["preview"](edited).content == [DIFF]
             return Allow(arguments=edited)
 
-    session = Session(Editor())
+    session = AgentTurn(Editor())
 
     def preview(arguments: dict[str, Any]) -> Preview:
         return Preview([DIFF] if arguments == edited else [], [WHERE])
@@ -142,7 +142,7 @@ def test_an_admitted_calls_preview_reaches_the_request_and_shows_an_edit_once_al
 def test_text_thoughts_and_plan_reach_the_interaction_in_order_and_apart() -> None:
     person = Narrated()
     rec, _ = recorded(person)
-    session = Session(person)
+    session = AgentTurn(person)
 
     async def main() -> None:
         session.plan([PlanEntry(content="read", status="in_progress")])
@@ -165,7 +165,7 @@ def test_text_thoughts_and_plan_reach_the_interaction_in_order_and_apart() -> No
 
 def test_execute_fails_a_raising_call_lets_the_frameworks_signals_through_and_cancels() -> None:
     rec, _ = recorded(Person())
-    session = Session(rec)
+    session = AgentTurn(rec)
     seen: list[str] = []
 
     class Signal(Exception):
@@ -216,11 +216,11 @@ def _cancel_card(rec: Any, tool_call_id: str) -> None:
 
 def test_a_cancelled_turn_ends_interrupted_whatever_the_framework_raised() -> None:
     person = Person()
-    session = Session(person)
+    session = AgentTurn(person)
     waiting = threading.Event()
 
     async def main() -> None:
-        assert active_session.get() is session
+        assert active_turn.get() is session
         waiting.set()
         try:
             await asyncio.sleep(60)
@@ -268,7 +268,7 @@ def test_a_frameworks_question_is_answered_in_its_own_form() -> None:
 )
 def test_session_ask_settles_as_ask_user_does(answer: Any, settled: ask_user.Settled) -> None:
     rec, _ = recorded(Person(pick={"Size?": answer}))
-    session = Session(rec)
+    session = AgentTurn(rec)
     got: list[ask_user.Settled] = []
 
     async def main() -> None:
@@ -317,8 +317,8 @@ def test_every_entry_point_needs_an_interaction() -> None:
 
 def test_a_session_refuses_no_interaction_and_names_the_policy_that_allows_all() -> None:
     with pytest.raises(TypeError, match=r"policies\.AllowAll\(\)"):
-        Session(None)
-    Session(AllowAll()).close()
+        AgentTurn(None)
+    AgentTurn(AllowAll()).close()
 
 
 # -- a framework's timeout around one call ------------------------------------------------------
@@ -327,7 +327,7 @@ def test_a_session_refuses_no_interaction_and_names_the_policy_that_allows_all()
 def test_a_frameworks_timeout_around_one_question_closes_that_question_alone(make: Any) -> None:
     """A tool's own timeout gave up on one question: the turn's later questions still wait."""
     w, _ = make(timeout=30.0)
-    session = Session(w)
+    session = AgentTurn(w)
     ran: list[str] = []
 
     async def ask(tool_call_id: str) -> bool:
@@ -367,7 +367,7 @@ def test_a_frameworks_timeout_around_one_question_closes_that_question_alone(mak
 def test_without_withdraw_a_timeout_closes_every_question_as_before() -> None:
     """An interaction that cannot close one question gets ``interrupt``: nothing waits forever."""
     waiting = Waiting()
-    session = Session(waiting)
+    session = AgentTurn(waiting)
 
     async def main() -> None:
         with pytest.raises(asyncio.TimeoutError):

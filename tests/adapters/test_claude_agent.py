@@ -23,7 +23,7 @@ from servers.anthropic_agent_server import AgentServer, Text, Think, Use
 
 from mead_notebook import Choice, Picked, Unanswered
 from mead_notebook.adapters import claude_agent
-from mead_notebook.adapters.base import Session
+from mead_notebook.adapters.base import AgentTurn
 from mead_notebook.adapters.claude_agent._gate import CANCEL_STEP, STOPPED, Gate
 from mead_notebook.policies import AllowReads, Recording
 
@@ -416,7 +416,7 @@ def test_an_expired_question_ends_expired_and_the_rest_are_not_asked(home: Path,
     ],
 )
 def test_the_clis_result_maps_to_the_stop_reasons(subtype: str, model_stop: str, ours: str) -> None:
-    gate = Gate(Session(Recording(AllowReads())), None, lambda: None)
+    gate = Gate(AgentTurn(Recording(AllowReads())), None, lambda: None)
     message = ResultMessage(
         subtype=subtype,
         duration_ms=1,

@@ -29,7 +29,7 @@ from servers.anthropic_agent_server import AgentServer, Text, Use
 
 from mead_notebook import Call, tool
 from mead_notebook.adapters import claude_agent
-from mead_notebook.adapters.base import Session, active_session
+from mead_notebook.adapters.base import AgentTurn, active_turn
 from mead_notebook.adapters.claude_agent._own_tools import NO_PASS, NOT_HERE
 from mead_notebook.policies import AllowAll
 from mead_notebook.tools import ToolOutput, preview
@@ -141,16 +141,16 @@ def test_cancel_on_the_card_reaches_the_tools_call(cwd: Path) -> None:
     assert finals(rec)["w1"]["outcome"] == "cancelled"
 
 
-def call_directly(config: Any, session: Session | None) -> Any:
+def call_directly(config: Any, session: AgentTurn | None) -> Any:
     """``tools/call`` on the server as a client of one's own would make it."""
 
     async def go() -> Any:
-        token = active_session.set(session)
+        token = active_turn.set(session)
         try:
             async with Client(config["instance"]) as client:
                 return await client.call_tool("save", {"path": "a.txt", "text": "hi"})
         finally:
-            active_session.reset(token)
+            active_turn.reset(token)
 
     return asyncio.run(go())
 
@@ -161,7 +161,7 @@ def test_the_server_runs_nothing_outside_a_run_or_without_an_allow() -> None:
     outside = call_directly(config, None)
     assert outside.is_error
     assert outside.content[0].text == NOT_HERE
-    session = Session(AllowAll())
+    session = AgentTurn(AllowAll())
     claude_agent.passes_of(session)
     try:
         unasked = call_directly(config, session)

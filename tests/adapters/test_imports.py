@@ -46,7 +46,7 @@ def test_import_mead_notebook_imports_no_framework() -> None:
         "import sys, mead_notebook, mead_notebook.adapters, mead_notebook.adapters.base\n"
         "from mead_notebook import NotebookInteraction, Router\n"
         "from mead_notebook.adapters import AgentResult\n"
-        "from mead_notebook.adapters.base import Session\n"
+        "from mead_notebook.adapters.base import AgentTurn\n"
         f"print(sorted(m for m in sys.modules if m.split('.')[0] in {FRAMEWORKS!r}))\n"
     )
     assert done.returncode == 0, done.stderr

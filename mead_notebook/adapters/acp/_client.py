@@ -1,7 +1,7 @@
 """The ACP client side: every message of the agent, reported through one turn's session.
 
 Each incoming message runs in a task of its own on the agent's loop; every call
-into the driver goes through the turn's :class:`~mead_notebook.adapters.base.Session`
+into the driver goes through the turn's :class:`~mead_notebook.adapters.base.AgentTurn`
 (its callback thread, in order, one at a time), so a question a person is
 answering never blocks the agent's connection.
 """
@@ -36,7 +36,7 @@ from acp.schema import (
 )
 
 from mead_notebook import Allow, Call
-from mead_notebook.adapters.base import Session
+from mead_notebook.adapters.base import AgentTurn
 from mead_notebook.interaction import (
     FINAL_STATUSES,
     AgentInfo,
@@ -72,7 +72,7 @@ class TurnMapper:
 
     def __init__(
         self,
-        session: Session,
+        session: AgentTurn,
         server: str,
         *,
         forward_always: bool,

@@ -24,7 +24,7 @@ from acp.schema import (
     PromptResponse,
 )
 
-from mead_notebook.adapters.base import AgentResult, Session
+from mead_notebook.adapters.base import AgentResult, AgentTurn
 from mead_notebook.adapters.base.own_tools import own_tools
 from mead_notebook.errors import MeadError
 from mead_notebook.interaction import AgentInfo
@@ -124,7 +124,7 @@ class Conversation:
         self._conn: Any = None
         self._closed = False
         self._busy = threading.Lock()
-        self._session: Session | None = None
+        self._session: AgentTurn | None = None
         """The running turn's session, if a turn runs."""
         self._prompting: asyncio.Task[Any] | None = None
         """The running turn's start and prompt, on the agent's loop."""
@@ -176,7 +176,7 @@ class Conversation:
         if not isinstance(prompt, str):
             raise TypeError(f"prompt must be a string, not {type(prompt).__name__}")
         result = AcpResult()
-        session = Session(interaction, result)
+        session = AgentTurn(interaction, result)
         mapper = TurnMapper(
             session,
             self.spec.name,
@@ -211,7 +211,7 @@ class Conversation:
             session.close()
             raise
 
-    def _cancel_first(self, session: Session) -> None:
+    def _cancel_first(self, session: AgentTurn) -> None:
         """A kernel interrupt: ``session/cancel`` goes out before the questions close."""
         conn, session_id = self._conn, self.session_id
         if conn is not None and session_id is not None and not self._loop.is_closed():
@@ -220,7 +220,7 @@ class Conversation:
                 sent.result(CANCEL_GRACE)
         session.cancel()
 
-    async def _turn(self, session: Session, mapper: TurnMapper, prompt: str) -> AcpResult:
+    async def _turn(self, session: AgentTurn, mapper: TurnMapper, prompt: str) -> AcpResult:
         result: AcpResult = session.result  # type: ignore[assignment]
         running = self._submit(self._prompt(mapper, prompt))
         try:
@@ -380,7 +380,7 @@ class Conversation:
 
     # -- stopping -----------------------------------------------------------------------
 
-    def _cancel_from_card(self, session: Session) -> None:
+    def _cancel_from_card(self, session: AgentTurn) -> None:
         """A card's Cancel: ``session/cancel``; open questions close; killed if it lingers."""
         session.interrupt()
         self._submit(self._cancel_turn())

@@ -1,11 +1,12 @@
 """What every adapter shares: a framework's run reported through the contract.
 
-An adapter maps one framework's run onto a :class:`Session`, and nothing else::
+An adapter maps one framework's run onto an :class:`AgentTurn` (one turn of the
+agent under one interaction), and nothing else::
 
-    from mead_notebook.adapters.base import AgentResult, CallCancelled, Session, result_text
+    from mead_notebook.adapters.base import AgentResult, AgentTurn, CallCancelled, result_text
 
     def start(agent, prompt, *, interaction) -> Turn[AgentResult]:
-        session = Session(interaction)
+        session = AgentTurn(interaction)
 
         async def main() -> None:           # on an event loop of the turn's own thread
             async for event in agent.stream(prompt):
@@ -31,15 +32,14 @@ An adapter maps one framework's run onto a :class:`Session`, and nothing else::
 
 The pieces:
 
-- :class:`Session`: the run's event loop in a thread of its own (``turn``,
+- :class:`AgentTurn`: the run's event loop in a thread of its own (``turn``,
   ``run``; ``hosted`` for a run on a loop of your own), every interaction
   callback on one callback thread in order (``call``, ``call_now``, ``post``);
   a call's lifecycle (``begin``, ``admit``, ``refuse``, ``execute``,
   ``execute_blocking``; ``decide``, ``running``, ``describe``, ``complete``,
-  ``fail`` through ``call``, so every call's life goes through the session: a
-  call runs only after its Allow, or says the agent ran it), the agent's text,
-  thoughts and plan
-  (``text``, ``thought``, ``plan``), questions (``ask``), and the run's end
+  ``fail`` through ``call``, so every call's life goes through it: a call runs
+  only after its Allow, or says the agent ran it), the agent's text, thoughts
+  and plan (``text``, ``thought``, ``plan``), questions (``ask``), and the run's end
   (``cancel``: a cancelled turn ends ``interrupted``). ``kind``, ``title``,
   ``content`` and ``locations`` of a call pass through to the driver;
   ``execute(..., decided_by="agent")`` reports a call the agent ran without
@@ -47,9 +47,9 @@ The pieces:
   edited arguments or a denial message.
 - :class:`FrameworkQuestion` / :func:`question_from`: a framework's own question (a
   LangGraph ``interrupt``, a deferred call) as a multiple choice, settled by
-  ``Session.ask`` like ``ask_user`` (an option, several, or the person's own
+  ``AgentTurn.ask`` like ``ask_user`` (an option, several, or the person's own
   words) and answered in the framework's form (:meth:`FrameworkQuestion.value`).
-- :data:`active_session`: the session whose run the current task belongs to.
+- :data:`active_turn`: the turn whose run the current task belongs to.
 - :class:`AgentResult`, :func:`missing_extra`, :data:`ASK_USER_MARK`,
   :class:`AskUserOption` / :func:`ask_user_arguments` (a framework's
   ``ask_user`` tool), :func:`declared_kind` (a tool's kind from its metadata),
@@ -68,21 +68,24 @@ suite (``tests/adapters/conformance.py`` says what a harness provides).
 
 from __future__ import annotations
 
+import warnings
+from typing import Any
+
 from mead_notebook.ask_user import Settled
 from mead_notebook.tools.base import result_text
 
-from .questions import NO_ANSWER, FrameworkQuestion, question_from
-from .replies import Reply, ScriptedReplies
-from .result import AgentResult
-from .session import (
+from .agent_turn import (
     NO_INTERACTION,
     SETTLE_TIMEOUT,
+    AgentTurn,
     CallCancelled,
-    Session,
-    active_session,
+    active_turn,
     failure,
     required,
 )
+from .questions import NO_ANSWER, FrameworkQuestion, question_from
+from .replies import Reply, ScriptedReplies
+from .result import AgentResult
 from .tools import ASK_USER_MARK, AskUserOption, ask_user_arguments, declared_kind, missing_extra
 
 __all__ = [
@@ -91,14 +94,14 @@ __all__ = [
     "NO_INTERACTION",
     "SETTLE_TIMEOUT",
     "AgentResult",
+    "AgentTurn",
     "AskUserOption",
     "CallCancelled",
     "FrameworkQuestion",
     "Reply",
     "ScriptedReplies",
-    "Session",
     "Settled",
-    "active_session",
+    "active_turn",
     "ask_user_arguments",
     "declared_kind",
     "failure",
@@ -107,3 +110,16 @@ __all__ = [
     "required",
     "result_text",
 ]
+
+_RENAMED = {"Session": "AgentTurn", "active_session": "active_turn"}
+"""Old names: ``Session`` was one turn, while ``acp.session()`` spans turns."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _RENAMED:
+        new = _RENAMED[name]
+        warnings.warn(
+            f"mead_notebook.adapters.base.{name} is now {new}", DeprecationWarning, stacklevel=2
+        )
+        return globals()[new]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

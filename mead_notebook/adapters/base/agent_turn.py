@@ -38,9 +38,9 @@ log.addHandler(logging.NullHandler())
 __all__ = [
     "NO_INTERACTION",
     "SETTLE_TIMEOUT",
+    "AgentTurn",
     "CallCancelled",
-    "Session",
-    "active_session",
+    "active_turn",
     "required",
 ]
 
@@ -49,10 +49,10 @@ R = TypeVar("R")
 SETTLE_TIMEOUT = 2.0
 """How long a run's leftover tasks get to finish once the run has ended (seconds)."""
 
-active_session: contextvars.ContextVar[Session | None] = contextvars.ContextVar(
-    "mead_active_session", default=None
+active_turn: contextvars.ContextVar[AgentTurn | None] = contextvars.ContextVar(
+    "mead_active_turn", default=None
 )
-"""The session whose run this task or thread belongs to (``None``: no run of ours)."""
+"""The turn whose run this task or thread belongs to (``None``: no run of ours)."""
 
 
 class CallCancelled(Exception):
@@ -67,10 +67,10 @@ class CallCancelled(Exception):
         self.message = message
 
 
-class Session:
+class AgentTurn:
     """One framework run under one interaction, with ``result`` (an :class:`AgentResult`).
 
-    Every interaction callback runs on the session's own callback thread, in the
+    Every interaction callback runs on the turn's own callback thread, in the
     order it was posted, one at a time: never on the framework's event loop.
     Methods that call the driver (``begin``, ``admit``, ``refuse``, ``ask``) run
     on that thread: put them there with :meth:`call` (async code),
@@ -101,7 +101,7 @@ class Session:
     def post(self, fn: Callable[..., R], *args: Any, **kwargs: Any) -> Future[R]:
         """Run ``fn`` on the callback thread after everything posted before it.
 
-        It runs in the context of the code that made the session (a cell's), so
+        It runs in the context of the code that made the turn (a cell's), so
         that what it displays or prints lands where that code's output does.
         """
         return self._post(fn, args, kwargs)[0]
@@ -186,7 +186,7 @@ class Session:
     # -- calls (on the callback thread) -------------------------------------------------
 
     def record(self, tool_call_id: str) -> CallRecord | None:
-        """The latest call this session has begun under the agent's ``tool_call_id``, if any."""
+        """The latest call this turn has begun under the agent's ``tool_call_id``, if any."""
         found = self._records.get(tool_call_id)
         if found is not None:
             return found
@@ -562,19 +562,19 @@ class Session:
             self.finish(error)
 
     @contextlib.asynccontextmanager
-    async def hosted(self, prompt: str) -> AsyncIterator[Session]:
+    async def hosted(self, prompt: str) -> AsyncIterator[AgentTurn]:
         """One turn around a run on a loop that is not ours (a framework's loop of your own).
 
-        ``turn_started`` on entry, ``turn_ended`` on exit; meanwhile this session
-        is :data:`active_session`. Leaving on a ``BaseException`` that is not an
-        ``Exception`` (a cancelled task, a kernel interrupt) cancels the session.
+        ``turn_started`` on entry, ``turn_ended`` on exit; meanwhile this turn
+        is :data:`active_turn`. Leaving on a ``BaseException`` that is not an
+        ``Exception`` (a cancelled task, a kernel interrupt) cancels the turn.
         """
         try:
             await self.call(self.driver.start, prompt)
         except BaseException:
             self.close()
             raise
-        token = active_session.set(self)
+        token = active_turn.set(self)
         error: BaseException | None = None
         try:
             yield self
@@ -584,7 +584,7 @@ class Session:
                 self.cancel()
             raise
         finally:
-            active_session.reset(token)
+            active_turn.reset(token)
             try:
                 await self.call(self.driver.end, error)
             finally:
@@ -605,7 +605,7 @@ class Session:
         loop = asyncio.new_event_loop()
         workers = ThreadPoolExecutor(thread_name_prefix="mead-framework")
         loop.set_default_executor(workers)
-        token = active_session.set(self)
+        token = active_turn.set(self)
         try:
             task = loop.create_task(main())
             with self._lock:
@@ -616,7 +616,7 @@ class Session:
         finally:
             with self._lock:
                 self._loop = self._task = None
-            active_session.reset(token)
+            active_turn.reset(token)
             _close(loop)
             workers.shutdown(wait=False, cancel_futures=True)
 

@@ -67,7 +67,7 @@ from mead_notebook.interaction import ToolKind
 from mead_notebook.tools.trust import trusted_servers
 from mead_notebook.turn import Turn
 
-from ..base import Session
+from ..base import AgentTurn
 from ._catalog import sdk_tools
 from ._gate import ASK_USER_SERVER, Gate, call_soon
 from ._own_tools import OWN_SERVER, as_server, passes_of
@@ -133,7 +133,7 @@ def start(
         raise TypeError(f"run, arun and start take ClaudeAgentOptions, not {type(given).__name__}")
     believed = trusted_servers(trusted)
     result = AgentResult()
-    session = Session(interaction, result)
+    session = AgentTurn(interaction, result)
     client_box: list[ClaudeSDKClient] = []
     pending: set[asyncio.Future[Any]] = set()
 

@@ -37,7 +37,7 @@ from mead_notebook.tools.base import result_text as as_text
 from mead_notebook.tools.preview import Preview, previewer
 from mead_notebook.turn import CallRecord, StopReason
 
-from ..base import Session
+from ..base import AgentTurn
 from ..base.own_tools import check as check_own
 from ..base.own_tools import shown
 from ._calls import claude_kind, content_of, locations_of, plan_of
@@ -64,7 +64,7 @@ class Gate:
 
     def __init__(
         self,
-        session: Session,
+        session: AgentTurn,
         cwd: str | None,
         interrupt: Callable[[], None],
         kinds: Mapping[str, ToolKind] | None = None,

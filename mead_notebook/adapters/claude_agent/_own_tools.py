@@ -26,7 +26,7 @@ from mcp.types import ToolAnnotations
 from mead_notebook.interaction import class_of
 from mead_notebook.tools import Tool, ToolOutput
 
-from ..base import Session, active_session
+from ..base import AgentTurn, active_turn
 from ..base.own_tools import check, ending, invoke, kind_of, own_tools, watching
 from ..base.passes import Passes
 
@@ -60,7 +60,7 @@ class OwnServer:
 
 
 _servers: weakref.WeakKeyDictionary[Any, OwnServer] = weakref.WeakKeyDictionary()
-_passes: weakref.WeakKeyDictionary[Session, Passes] = weakref.WeakKeyDictionary()
+_passes: weakref.WeakKeyDictionary[AgentTurn, Passes] = weakref.WeakKeyDictionary()
 
 
 def as_server(tools: Iterable[object], *, name: str = OWN_SERVER) -> McpSdkServerConfig:
@@ -95,7 +95,7 @@ def own_server(config: object) -> OwnServer | None:
         return None
 
 
-def passes_of(session: Session) -> Passes:
+def passes_of(session: AgentTurn) -> Passes:
     """The passes of ``session``'s run (made at its first use)."""
     found = _passes.get(session)
     if found is None:
@@ -114,7 +114,7 @@ def _handler(server: str, tool: Tool) -> Any:
     name = f"mcp__{server}__{tool.name}"
 
     async def handle(arguments: dict[str, Any]) -> dict[str, Any]:
-        session = active_session.get()
+        session = active_turn.get()
         passes = _passes.get(session) if session is not None else None
         if session is None or passes is None:
             return _error(NOT_HERE)

@@ -56,7 +56,7 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
 from mead_notebook import ask_user
 from mead_notebook.turn import Turn
 
-from ..base import ASK_USER_MARK, AskUserOption, Session, ask_user_arguments, result_text
+from ..base import ASK_USER_MARK, AgentTurn, AskUserOption, ask_user_arguments, result_text
 from ..base.replies import Script
 from ._gate import ToolGate, gated_tool_node
 from ._interrupts import answer_interrupts
@@ -99,7 +99,7 @@ async def arun(agent: Graph, input: Any, *, interaction: object, **options: Any)
 
 def start(agent: Graph, input: Any, *, interaction: object, **options: Any) -> Turn[AgentResult]:
     """Start ``agent`` in a thread of its own and return the turn's handle at once."""
-    session = Session(interaction)
+    session = AgentTurn(interaction)
     result = session.result
     gate = ToolGate(lambda: session)
     graph, tool_nodes, tools = _gated(agent, gate)
@@ -170,7 +170,7 @@ def ask_user_tool() -> BaseTool:
 
 
 async def _stream(
-    session: Session,
+    session: AgentTurn,
     graph: Graph,
     given: Any,
     config: RunnableConfig,

@@ -24,7 +24,7 @@ from mead_notebook.interaction import Outcome
 from mead_notebook.tools.preview import previewer
 from mead_notebook.turn import CallRecord
 
-from ..base import ASK_USER_MARK, CallCancelled, Session, declared_kind, result_text
+from ..base import ASK_USER_MARK, AgentTurn, CallCancelled, declared_kind, result_text
 from ..base.own_tools import Ran, check, ending, own_tool, shown, watching
 
 __all__ = ["SERVER", "ToolGate", "gated_tool_node", "parameters_of"]
@@ -50,7 +50,7 @@ class ToolGate:
     (:func:`_admit`, :func:`_settle`).
     """
 
-    def __init__(self, session_of: Callable[[], Session | None]) -> None:
+    def __init__(self, session_of: Callable[[], AgentTurn | None]) -> None:
         self.session_of = session_of
 
     async def awrap(self, request: ToolCallRequest, execute: AsyncExecute) -> Result:
@@ -135,7 +135,7 @@ def gated_tool_node(node: ToolNode, gate: ToolGate) -> ToolNode:
 
 
 def _admit(
-    session: Session, request: ToolCallRequest
+    session: AgentTurn, request: ToolCallRequest
 ) -> tuple[CallRecord, ToolCallRequest] | ToolMessage:
     """Ask for one call (on the callback thread): the request to run, or the call's answer.
 
@@ -232,7 +232,7 @@ def _message(request: ToolCallRequest, content: str, *, error: bool) -> ToolMess
     )
 
 
-def _settle(session: Session, record: CallRecord, out: Result, ran: Ran) -> None:
+def _settle(session: AgentTurn, record: CallRecord, out: Result, ran: Ran) -> None:
     """``completed`` or ``failed`` from what the ToolNode returned (on the callback thread).
 
     An own tool's end (its content, a failure's outcome) is what its run left in ``ran``.

@@ -22,18 +22,18 @@ from langchain_core.messages import AIMessage
 from langchain_core.tools import BaseTool
 from langgraph.types import Interrupt
 
-from ..base import NO_ANSWER, Session, declared_kind, question_from
+from ..base import NO_ANSWER, AgentTurn, declared_kind, question_from
 from ._gate import SERVER as TOOLS
 from ._gate import parameters_of
 
 __all__ = ["answer_interrupts"]
 
 SERVER = "langgraph"
-Plan = Callable[[Session], Awaitable[Any]]
+Plan = Callable[[AgentTurn], Awaitable[Any]]
 
 
 async def answer_interrupts(
-    session: Session,
+    session: AgentTurn,
     interrupts: Sequence[Interrupt],
     state: Any,
     tools: Mapping[str, BaseTool] | None = None,
@@ -67,7 +67,7 @@ def _plan(interrupt: Interrupt, state: Any, tools: Mapping[str, BaseTool]) -> Pl
     if offered is None:
         return None
 
-    async def question(session: Session) -> Any:
+    async def question(session: AgentTurn) -> Any:
         settled = await session.call(session.ask, offered.choice, "interrupt", SERVER, value)
         return offered.value(settled)
 
@@ -85,7 +85,7 @@ def _batch(request: Mapping[str, Any], state: Any, tools: Mapping[str, BaseTool]
         allowed = list((configs.get(action.get("name")) or {}).get("allowed_decisions") or ())
         reviews.append(_review(tool_call_id, action, allowed, tools.get(action.get("name", ""))))
 
-    async def decisions(session: Session) -> Any:
+    async def decisions(session: AgentTurn) -> Any:
         made = []
         for review in reviews:
             decision = await review(session)
@@ -111,7 +111,7 @@ def _review(
     offered = question_from(tool_call_id, args)
     kind = declared_kind(tool.metadata if tool is not None else None)
 
-    async def review(session: Session) -> Any:
+    async def review(session: AgentTurn) -> Any:
         if "respond" in allowed and offered is not None and "approve" not in allowed:
             settled = await session.call(session.ask, offered.choice, name, TOOLS, args)
             if settled.answered or "reject" not in allowed:

@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 
-from ..base import Session, active_session, required
+from ..base import AgentTurn, active_turn, required
 from ._gate import AsyncExecute, Execute, Result, ToolGate
 
 __all__ = ["MeadMiddleware"]
@@ -35,27 +35,27 @@ class MeadMiddleware(AgentMiddleware[Any, Any, Any]):
         self.interaction = required(interaction)
         self.tools = []
         self.gate = ToolGate(self._active)
-        self._session: Session | None = None
+        self._session: AgentTurn | None = None
         self._lock = threading.Lock()
 
-    def _active(self) -> Session | None:
-        return None if active_session.get() is not None else self._session
+    def _active(self) -> AgentTurn | None:
+        return None if active_turn.get() is not None else self._session
 
     # -- the turn ---------------------------------------------------------------------
 
-    def _open(self, state: Any) -> Session | None:
+    def _open(self, state: Any) -> AgentTurn | None:
         """End the turn left open by an earlier run, if any, and make a new one."""
-        if active_session.get() is not None:
+        if active_turn.get() is not None:
             return None
         with self._lock:
-            previous, self._session = self._session, Session(self.interaction)
+            previous, self._session = self._session, AgentTurn(self.interaction)
             session = self._session
         if previous is not None:
             previous.call_now(previous.driver.end, None)
             previous.close()
         return session
 
-    def _close(self) -> Session | None:
+    def _close(self) -> AgentTurn | None:
         """Forget the turn in progress and return it, to end it."""
         with self._lock:
             session, self._session = self._session, None

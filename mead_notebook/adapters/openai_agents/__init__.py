@@ -68,7 +68,7 @@ from mead_notebook.interaction import ToolKind
 from mead_notebook.tools.trust import trusted_servers
 from mead_notebook.turn import StopReason, Turn
 
-from ..base import ASK_USER_MARK, AskUserOption, Session, active_session, ask_user_arguments
+from ..base import ASK_USER_MARK, AgentTurn, AskUserOption, active_turn, ask_user_arguments
 from ._events import Events
 from ._gate import Gate
 from ._own_tools import as_tools
@@ -122,7 +122,7 @@ def start(
         raise TypeError(f"run, arun and start take an agents.Agent, not {type(agent).__name__}")
     believed = trusted_servers(trusted)
     result = AgentResult()
-    session = Session(interaction, result)
+    session = AgentTurn(interaction, result)
     gate = Gate(session, kinds, believed)
     gated = gate.agent(agent)
     config = options.pop("run_config", None) or RunConfig()
@@ -196,7 +196,7 @@ async def _ask_user(
     ctx: ToolContext[Any], prompt: str, options: list[AskUserOption], multiple: bool = False
 ) -> str:
     """Ask the person a multiple-choice question; the answer comes back as JSON."""
-    session = active_session.get()
+    session = active_turn.get()
     if session is None:
         return "ask_user is answered only under mead_notebook's openai_agents.run/arun/start."
     arguments = ask_user_arguments(prompt, options, multiple)

@@ -20,7 +20,7 @@ from openai.types.responses import ResponseCompletedEvent, ResponseTextDeltaEven
 from mead_notebook.interaction import FINAL_STATUSES, ToolKind, class_of
 from mead_notebook.tools.base import result_text as as_text
 
-from ..base import Session
+from ..base import AgentTurn
 from ._gate import Gate
 
 __all__ = ["HOSTED", "PROVIDER_SIDE", "Events"]
@@ -41,7 +41,7 @@ HOSTED: dict[str, ToolKind] = {
 class Events:
     """Reports one run's stream events (posted to the session's callback thread)."""
 
-    def __init__(self, session: Session, gate: Gate) -> None:
+    def __init__(self, session: AgentTurn, gate: Gate) -> None:
         self.session = session
         self.gate = gate
         self.rounds = 0

@@ -26,7 +26,7 @@ from mead_notebook.tools.preview import previewer
 from mead_notebook.tools.trust import kind_from_hints
 from mead_notebook.turn import CallRecord
 
-from ..base import ASK_USER_MARK, CallCancelled, Session, failure
+from ..base import ASK_USER_MARK, AgentTurn, CallCancelled, failure
 from ..base.own_tools import check as check_own
 from ..base.own_tools import ending, own_tool, watching
 from ..base.own_tools import kind_of as own_kind
@@ -50,7 +50,7 @@ class Gate:
 
     def __init__(
         self,
-        session: Session,
+        session: AgentTurn,
         kinds: Mapping[str, ToolKind] | None = None,
         trusted: frozenset[str] = frozenset(),
     ) -> None:

@@ -46,7 +46,7 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
 from mead_notebook import ask_user
 from mead_notebook.turn import Turn
 
-from ..base import ASK_USER_MARK, AskUserOption, Session, active_session, ask_user_arguments
+from ..base import ASK_USER_MARK, AgentTurn, AskUserOption, active_turn, ask_user_arguments
 from ._capability import MeadCapability
 from ._own_tools import as_tools
 from ._scripted import scripted_model
@@ -87,7 +87,7 @@ def start(
     agent: Agent[Any, Any], input: Any = None, *, interaction: object, **options: Any
 ) -> Turn[AgentResult]:
     """Start ``agent`` in a thread of its own and return the turn's handle at once."""
-    session = Session(interaction)
+    session = AgentTurn(interaction)
     given = list(options.pop("capabilities", None) or ())
     options["capabilities"] = [*given, MeadCapability(interaction, session=session)]
 
@@ -122,7 +122,7 @@ async def _ask_user(
     ctx: RunContext[Any], prompt: str, options: list[AskUserOption], multiple: bool = False
 ) -> str:
     arguments = ask_user_arguments(prompt, options, multiple)
-    session = active_session.get()
+    session = active_turn.get()
     if session is None:
         raise CallDeferred(metadata=arguments, kind="question")
     content, is_error = await session.call(

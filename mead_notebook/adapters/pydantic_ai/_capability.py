@@ -44,8 +44,8 @@ from mead_notebook.turn import CallRecord
 
 from ..base import (
     ASK_USER_MARK,
+    AgentTurn,
     CallCancelled,
-    Session,
     declared_kind,
     question_from,
     required,
@@ -85,7 +85,7 @@ class MeadCapability(AbstractCapability[Any]):
 
     interaction: Any
     _: KW_ONLY
-    session: Session | None = field(default=None, repr=False)
+    session: AgentTurn | None = field(default=None, repr=False)
     """The session of ``run``/``arun``/``start``; a run of your own gets one of its own."""
     _arguments: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -104,7 +104,7 @@ class MeadCapability(AbstractCapability[Any]):
     async def wrap_run(self, ctx: RunContext[Any], *, handler: WrapRunHandler) -> Any:
         if self.session is not None:
             return await handler()
-        self.session = Session(self.interaction)
+        self.session = AgentTurn(self.interaction)
         async with self.session.hosted(ctx.prompt if isinstance(ctx.prompt, str) else ""):
             return await handler()
 
@@ -126,7 +126,7 @@ class MeadCapability(AbstractCapability[Any]):
         except Exception:
             log.exception("could not report a pydantic-ai event")
 
-    def _refused(self, session: Session, event: FunctionToolResultEvent) -> None:
+    def _refused(self, session: AgentTurn, event: FunctionToolResultEvent) -> None:
         part = event.part
         retry = getattr(part, "retry", None)
         if part.outcome not in ("retried", "failed") or retry is None:
@@ -245,7 +245,7 @@ class MeadCapability(AbstractCapability[Any]):
 
 async def _validated(
     ctx: RunContext[Any],
-    session: Session,
+    session: AgentTurn,
     record: CallRecord,
     call: ToolCallPart,
     edited: dict[str, Any],
