@@ -30,7 +30,10 @@ def test_the_saved_quickstart_reads_as_text() -> None:
     text = headless.render(nb)
     assert "# Quickstart" in text.splitlines()[0]
     assert '    result = router.run("Summarise notes.txt into summary.txt"' in text
-    assert "    **Tool call** `read_file` on `local`: Completed · Allowed by policy: AllowReads()" in text
+    assert (
+        "    **Tool call** `read_file` on `local`: Completed · Allowed by policy: AllowReads()"
+        in text
+    )
     assert "    Permission to run write_file was denied (expired). The tool did not run." in text
     summary = (
         "NotebookInteraction: done, 3 tool calls (1 completed, 1 expired, 1 no_answer), "
@@ -77,8 +80,8 @@ print("after the turn")
     )
     assert run.returncode == 1, run.stderr
     out = run.stdout
-    assert out.startswith("# A turn\nIn [1]:\n")
-    assert "Some prose" not in out
+    # The prose is printed as written: it says what the outputs below it mean.
+    assert out.startswith("# A turn\n\nSome prose.\n\nIn [1]:\n")
     summary = "NotebookInteraction: done, 1 tool call (1 expired), 22 characters of text"
     assert out.count(summary) == 1
     assert f"Out:\n    {summary}\n\n    > note\n\n    Let me **write**." in out
