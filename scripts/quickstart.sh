@@ -9,4 +9,6 @@ bash scripts/setup.sh --minimal
 if [ "${1:-}" = "--headless" ]; then
   exec .venv/bin/python scripts/headless.py --timeout 120 notebooks/01-quickstart.ipynb
 fi
-exec .venv/bin/jupyter lab --notebook-dir="$root/notebooks" "$root/notebooks/01-quickstart.ipynb"
+# Real-time collaboration (jupyter-collaboration, in the dev extra) stays off: it is for
+# the tests that ask for it, and it would leave .jupyter_ystore.db in the checkout.
+exec .venv/bin/jupyter lab --YDocExtension.disable_rtc=True --notebook-dir="$root/notebooks" "$root/notebooks/01-quickstart.ipynb"
