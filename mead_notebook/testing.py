@@ -103,4 +103,3 @@ class Recording:
 
     def __repr__(self) -> str:
         return f"Recording({self.inner!r}, {len(self.events)} events)"
-
