@@ -456,15 +456,20 @@ CALLBACKS: tuple[str, ...] = (
 class Interaction(Protocol):
     """What a turn asks around each tool call; ``context`` is the turn's own value."""
 
-    def tool_updated(self, context: Any, update: Update) -> None: ...
+    def tool_updated(self, context: Any, update: Update) -> None:
+        """A call appeared or changed: ``pending``, ``in_progress``, then its final status."""
 
-    def request_permission(self, context: Any, request: Request) -> Allow | Deny: ...
+    def request_permission(self, context: Any, request: Request) -> Allow | Deny:
+        """Whether the call may run; anything but ``Allow``/``Deny``, or raising, denies."""
 
-    def register_call(self, context: Any, tool_call_id: str, call: Call) -> None: ...
+    def register_call(self, context: Any, tool_call_id: str, call: Call) -> None:
+        """An allowed call is about to run: ``call.cancel()`` stops it."""
 
-    def ask_choice(self, context: Any, choice: Choice) -> Picked | Answered | Unanswered: ...
+    def ask_choice(self, context: Any, choice: Choice) -> Picked | Answered | Unanswered:
+        """The model's multiple-choice question (``ask_user``), in place of a permission."""
 
-    def text_delta(self, context: Any, text: str) -> None: ...
+    def text_delta(self, context: Any, text: str) -> None:
+        """One streamed fragment of the answer."""
 
 
 @runtime_checkable

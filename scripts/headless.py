@@ -2,9 +2,10 @@
 
     .venv/bin/python scripts/headless.py notebooks/01-quickstart.ipynb [--timeout 120]
 
-Each Markdown heading, each code cell's source and its outputs as text: streams,
-``text/plain`` of results and displays (a finished turn's transcript among them),
-and errors. Widget state and HTML are left out. ``--saved`` prints the outputs the
+Each Markdown cell as it is written (the prose that says what a cell shows and
+why), each code cell's source and its outputs as text: streams, ``text/plain`` of
+results and displays (a finished turn's transcript among them), and errors.
+Widget state and HTML are left out. ``--saved`` prints the outputs the
 file already holds instead of running it. The exit status is 1 when a cell raised.
 """
 
@@ -55,7 +56,8 @@ def render(nb: Any) -> str:
     for cell in nb.cells:
         source = "".join(cell.source) if isinstance(cell.source, list) else cell.source
         if cell.cell_type == "markdown":
-            parts.extend(line for line in source.splitlines() if line.startswith("#"))
+            if source.strip():
+                parts.extend((source.strip("\n"), ""))
             continue
         if cell.cell_type != "code" or not source.strip():
             continue

@@ -51,7 +51,9 @@ export function scopeLabel(scope, card) {
 }
 
 /**
- * A rule as the kernel names it ("tool delete_file", "server files", "class read") in words.
+ * A rule in words. The kernel names a rule by what it covers ("every call of
+ * delete_file on local"); state saved before (protocol 4 and older) named it by
+ * scope and value ("tool delete_file", "server files", "class read").
  * @param {string} rule
  * @returns {string}
  */
@@ -162,6 +164,10 @@ export function describeAnswer(question, viewer = null) {
     text = rule ? `Allowed${by} for ${rule}` : `Allowed${by}`;
   } else if (decision === "allow" && rule) {
     text = `Allowed${by}, and always from now on for ${rule}`;
+  } else if (decision === "deny" && byKey === "rule") {
+    text = rule ? `Denied by your “Deny always” rule for ${rule}` : "Denied by your “Deny always” rule";
+  } else if (decision === "deny" && rule) {
+    text = `Denied${by}, and always from now on for ${rule}`;
   } else if (lookup(DECISION_LABEL, decision)) {
     const label = lookup(DECISION_LABEL, decision);
     text = UNMADE_SET.has(decision) ? label : `${label}${by}`;

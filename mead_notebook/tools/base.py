@@ -29,7 +29,8 @@ class Tool(Protocol):
     tool_class: ToolClass
     parameters: dict[str, Any]
 
-    def validate(self, arguments: dict[str, Any]) -> dict[str, Any]: ...
+    def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The arguments the tool will run with, or :class:`ToolArgumentError` saying why not."""
 
     def invoke(self, arguments: dict[str, Any], call: Call) -> Any: ...
 
@@ -40,9 +41,11 @@ class ToolSource(Protocol):
 
     name: str
 
-    def open(self) -> list[Tool]: ...
+    def open(self) -> list[Tool]:
+        """Connect and list the tools (the router does, before its first turn)."""
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Disconnect (``Router.close()`` does, for each source)."""
 
 
 def result_text(value: Any) -> str:

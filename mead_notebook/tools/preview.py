@@ -83,7 +83,8 @@ class Previewing(Protocol):
 
     kind: ToolKind
 
-    def preview(self, arguments: dict[str, Any]) -> Preview | None: ...
+    def preview(self, arguments: dict[str, Any]) -> Preview | None:
+        """What a call with these (validated) arguments will do, for its card."""
 
 
 def text(value: str) -> Preview:

@@ -86,7 +86,9 @@ LANES = 2
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Spread the browser tests' modules over :data:`LANES` groups of about equal size,
-    so that a parallel run keeps each lane's servers and browser on one worker."""
+    so that a parallel run keeps each lane's servers and browser on one worker. A test
+    that names its own ``xdist_group`` keeps it (a long test that may run on any worker)."""
+    items = [item for item in items if item.get_closest_marker("xdist_group") is None]
     sizes: dict[str, int] = {}
     for item in items:
         if item.nodeid.startswith("tests/browser/"):

@@ -201,7 +201,7 @@ def play_steps(nb: NotebookPage) -> None:
     expect(nb.card("list_notes")).to_have_attribute("data-collapsed", "true")
     nb.shot("waiting")
     allow.click()
-    deny = turn.get_by_role("button", name="Deny")
+    deny = turn.get_by_role("button", name="Deny", exact=True)
     expect(deny).to_be_visible(timeout=WAIT)
     turn.get_by_label(re.compile(r"^Reason")).fill("not that one")
     deny.click()
@@ -343,7 +343,7 @@ def test_order_collapse_copy_and_reload_in_lab(lab: NotebookPage) -> None:
     order = [
         "> tidy up",
         "First I **look** around.",
-        "**Tool call** `list_notes` on `local`: Completed · Allowed by policy",
+        "**Tool call** `list_notes` on `local`: Completed · Allowed by policy: AllowReads()",
         "**Tool call** `write_note` on `local`: Completed · Allowed by you",
         '{"text":"kept"}',
         "Result:\n\n```text\nsaved note: kept\n```",
@@ -416,7 +416,7 @@ def test_a_saved_notebook_shows_the_transcript_without_its_kernel(
     expect(lab.output(0).get_by_text("Error displaying widget")).to_be_hidden()
     expected = [
         "text:First I look around.",
-        "card:list_notes {} Completed (allowed by policy)",
+        "card:list_notes {} Completed (allowed by policy: AllowReads())",
         "text:Now two writes.",
         'card:write_note {"text":"kept"} Completed (allowed by you)',
         'card:write_note {"text":"dropped"} Denied (denied by you: not that one)',
@@ -437,7 +437,7 @@ def test_a_saved_notebook_shows_the_transcript_without_its_kernel(
     order = [
         "tidy up",
         "First I look around.",
-        "list_notes {} Completed (allowed by policy)",
+        "list_notes {} Completed (allowed by policy: AllowReads())",
         'write_note {"text":"kept"} Completed (allowed by you)',
         'write_note {"text":"dropped"} Denied (denied by you: not that one)',
         "Question Which drink? Answered (chose “Black coffee” by you)",
@@ -467,7 +467,7 @@ def test_payloads_stay_inert_in_the_static_transcript(
 ) -> None:
     lab.open([HOSTILE])
     lab.run_cell(0)
-    deny = lab.turn().get_by_role("button", name="Deny")
+    deny = lab.turn().get_by_role("button", name="Deny", exact=True)
     expect(deny).to_be_visible(timeout=WAIT)
     lab.turn().get_by_label(re.compile(r"^Reason")).fill(PAYLOADS[0] + PAYLOADS[1])
     deny.click()

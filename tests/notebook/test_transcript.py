@@ -551,7 +551,7 @@ def test_a_turn_in_a_cell_adds_its_transcript_and_brings_the_summary_up_to_date(
     assert static_data["text/plain"].startswith(summary + "\n\n> note it\n\nWriting.\n\n")
     text = " ".join(" ".join(parse(static_data["text/html"]).text).split())
     assert text.index("Writing.") < text.index("write_note") < text.index("Done.")
-    assert "Completed (allowed by policy)" in text
+    assert "Completed (allowed by policy: AllowAll())" in text
 
 
 @pytest.mark.kernel
