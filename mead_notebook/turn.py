@@ -43,7 +43,7 @@ POLL_INTERVAL = 0.05
 R = TypeVar("R")
 
 StopReason = Literal["end_turn", "max_rounds", "max_tokens", "refusal", "paused", "interrupted"]
-"""Why a turn ended: one word for every source (the README's table says what each maps).
+"""Why a turn ended: one word for every source (docs/contract.md's table says what each maps).
 
 - ``end_turn``: the agent finished its answer;
 - ``max_rounds``: the turn reached its round limit, whatever the source calls it

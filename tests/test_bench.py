@@ -1,4 +1,4 @@
-"""Every benchmark the README lists runs to the end, with its smallest arguments."""
+"""Every benchmark docs/benchmarks.md lists runs to the end, with its smallest arguments."""
 
 from __future__ import annotations
 
@@ -34,14 +34,13 @@ SMALLEST: dict[str, list[str]] = {
     "bench/workbench.py": ["--calls", "3", "--repeats", "1"],
     "bench/acp_tools.py": ["--calls", "3", "--repeats", "1"],
 }
-"""Each README benchmark command, and the arguments that run it smallest."""
+"""Each benchmark command of docs/benchmarks.md, and the arguments that run it smallest."""
 
 
 def readme_commands() -> list[str]:
-    """The benchmark commands the README's Benchmarks section names, with their flag."""
-    text = (REPO / "README.md").read_text()
-    section = text[text.index("## Benchmarks") :]
-    return sorted(set(re.findall(r"(bench/\w+\.py(?: --[a-z]+)?)", section)))
+    """The benchmark commands docs/benchmarks.md names, with their flag."""
+    text = (REPO / "docs" / "benchmarks.md").read_text()
+    return sorted(set(re.findall(r"(bench/\w+\.py(?: --[a-z]+)?)", text)))
 
 
 def test_every_readme_benchmark_has_a_smallest_run() -> None:
