@@ -202,8 +202,10 @@ export class CardView {
     setAttr(this.el, "class", `mead-card mead-state-${cssToken(state)}${choice ? " mead-card-question" : ""}`);
     setRevealed(this.title, title, true);
     // A question names no tool, server or arguments: they are the question itself.
-    // The tool is named once: by the title, unless the title says something else.
-    const where = [title !== tool ? tool : "", server].filter((part) => part !== "").join(" · ");
+    // The tool is named once: by the title when the title is or starts with it
+    // ("Edit greet.py" by Edit), else beside a title that says something else.
+    const named = title === tool || (tool !== "" && title.startsWith(`${tool} `));
+    const where = [named ? "" : tool, server].filter((part) => part !== "").join(" · ");
     setRevealed(this.where, choice ? "" : where, true);
     setShown(this.where, !choice && where !== "");
     const kind = badgeKind(card);

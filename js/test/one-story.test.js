@@ -89,12 +89,18 @@ describe("each fact once", () => {
     expect(c.querySelector(".mead-locations-row").textContent).toBe("Files:greet.py:1");
   });
 
-  it("names the tool once in the header: by the title, or beside a title that says more", async () => {
+  it("names the tool once in the header: by a title that is or starts with it, else beside the title", async () => {
     const { model, el } = setup();
+    const where = () => cardEl(el, "call_1").querySelector(".mead-card-where").textContent;
     await sendCard(model, { title: "write_file", tool: "write_file", server: "local" });
-    expect(cardEl(el, "call_1").querySelector(".mead-card-where").textContent).toBe("local");
-    await sendCard(model, { title: "Edit greet.py", tool: "Edit", server: "scripted" });
-    expect(cardEl(el, "call_1").querySelector(".mead-card-where").textContent).toBe("Edit · scripted");
+    expect(where()).toBe("local");
+    await sendCard(model, { title: "Write hello.txt", tool: "Write", server: "claude" });
+    expect(where()).toBe("claude");
+    // A title that only looks like the tool, or says something else, never hides it.
+    await sendCard(model, { title: "Writehello.txt", tool: "Write", server: "claude" });
+    expect(where()).toBe("Write · claude");
+    await sendCard(model, { title: "Read config", tool: "Bash", server: "claude" });
+    expect(where()).toBe("Bash · claude");
   });
 
   it("shows the arguments in the open question, and in the card's fold once answered", async () => {
