@@ -122,11 +122,16 @@ class Rig:
         )
 
     def allow_touch_in_the_project(self) -> None:
-        """The project pre-allows ``touch`` in its own agent settings (Claude's adds a hook
-        too), and the person trusts the folder as each agent asks it to be trusted."""
+        """The project pre-allows ``touch`` in its own agent settings (Claude's with a hook
+        that allows it), and the person trusts the folder as each agent asks it to be
+        trusted."""
         home = self.root / "home"
         if self.name == "claude":
-            hook = {"type": "command", "command": f"touch {self.cwd / 'hooked.txt'}"}
+            # Claude Code (2.1.318) still asks before a command a project's allow rule
+            # lists; its hook's "allow" runs it unasked.
+            allowed = {"hookEventName": "PreToolUse", "permissionDecision": "allow"}
+            said = json.dumps({"hookSpecificOutput": allowed})
+            hook = {"type": "command", "command": f"touch {self.cwd / 'hooked.txt'}; echo '{said}'"}
             settings = {
                 "permissions": {"allow": ["Bash"]},
                 "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [hook]}]},
@@ -335,12 +340,12 @@ def test_a_command_the_agent_runs_without_asking_says_agent(rig: Rig) -> None:
     """``ls`` is read-only: each agent's own rules run it without a question."""
     person = Person(allow)
     (rig.cwd / "seen.txt").write_text("x")
-    with rig.server(RunCommand("ls")) as server:
+    with rig.server(RunCommand("ls", sandboxed=True)) as server:
         result = acp.run(rig.agent(server), "List", interaction=person, cwd=rig.cwd)
     assert person.requests == []
     [call] = result.calls
     assert (call.status, call.decided_by) == ("completed", "agent"), call
-    assert call.kind == ("search" if rig.name == "codex" else "execute"), call  # Codex: a listing
+    assert call.kind == ("read" if rig.name == "codex" else "execute"), call  # Codex: a listing
     ran = [u for u in person.updates if u.get("status") == "in_progress"]
     assert [u.get("decided_by") for u in ran] == ["agent"], ran
 
@@ -395,8 +400,9 @@ def test_claudes_thinking_and_to_do_list_are_thoughts_and_plan(tmp_path: Path) -
         result = acp.run(spec, "Plan it", interaction=person, cwd=cwd)
     assert result.thoughts == "Let me plan this.", result
     assert result.text == "All planned.", result
+    # claude-agent-acp names a task in progress by its activeForm.
     assert [(e["content"], e["status"]) for e in result.plan] == [
-        ("Write the file", "in_progress"),
+        ("Writing", "in_progress"),
         ("Check it", "pending"),
     ]
     assert result.calls == [], result
@@ -407,9 +413,21 @@ def test_claudes_thinking_and_to_do_list_are_thoughts_and_plan(tmp_path: Path) -
 
 
 def test_a_projects_own_settings_are_not_loaded_unless_asked(rig: Rig) -> None:
-    """A cloned repository's agent settings allow ``touch``: it is still asked about."""
+    """A cloned repository's agent settings allow ``touch``: it is still asked about.
+
+    codex-acp 2.x trusts every session folder itself, so Codex would load them: the
+    session is refused before the agent starts, naming the folder.
+    """
     rig.allow_touch_in_the_project()
     person = Person(allow)
+    if rig.name == "codex":
+        with rig.server(RunCommand("touch ran.txt")) as server:
+            with pytest.raises(acp.ProjectSettingsError, match="settings='project'") as refused:
+                acp.run(rig.launched(server), "Run it", interaction=person, cwd=rig.cwd)
+            assert server.turns == []
+        assert str(rig.cwd / ".codex") in str(refused.value)
+        assert not (rig.cwd / "ran.txt").exists()
+        return
     with rig.server(RunCommand("touch ran.txt")) as server:
         result = acp.run(rig.launched(server), "Run it", interaction=person, cwd=rig.cwd)
     assert len(person.requests) == 1, person.requests
@@ -463,8 +481,8 @@ def test_the_turn_says_the_agents_mode_sandbox_and_settings(rig: Rig) -> None:
         "claude": {"agent": "claude", "mode": "default", "settings": "user"},
         "codex": {
             "agent": "codex",
-            "mode": "untrusted",
-            "sandbox": "workspace-write",
+            "mode": "read-only",
+            "sandbox": "read-only",
             "settings": "user",
         },
         "gemini": {"agent": "gemini", "mode": "default", "settings": "user"},
@@ -482,47 +500,50 @@ def codex_rig(tmp_path: Path) -> Rig:
 
 
 def test_codex_runs_its_commands_in_its_sandbox(tmp_path: Path) -> None:
-    """An allowed command runs in bubblewrap's namespaces; with ``danger-full-access``, in the
-    kernel's. (Codex runs a command the person allowed outside its sandbox when the sandbox
-    stops it: the sandbox confines what Codex runs on its own.)"""
+    """A command Codex runs on its own runs in bubblewrap's namespaces (its read-only mode's
+    sandbox); in ``agent-full-access`` mode, in the kernel's, and the header says so."""
     rig = codex_rig(tmp_path)
-    command = "readlink /proc/self/ns/net > ns.txt"
+    command = "readlink /proc/self/ns/net"
     ours = os.readlink("/proc/self/ns/net")
     person = Person(allow)
-    with rig.server(RunCommand(command)) as server:
+    with rig.server(RunCommand(command, sandboxed=True)) as server:
         result = acp.run(rig.agent(server), "Run it", interaction=person, cwd=rig.cwd)
+        [said] = server.tool_outputs(server.turns[-1].body)
     assert result.agent is not None
-    assert result.agent.get("sandbox") == "workspace-write"
-    assert len(person.requests) == 1
-    inside = (rig.cwd / "ns.txt").read_text().strip()
-    assert inside.startswith("net:[")
+    assert result.agent.get("sandbox") == "read-only"
+    assert person.requests == []
+    [inside] = [w for w in said.split() if w.startswith("net:[")]
     assert inside != ours, "the command ran in the kernel's network namespace"
-    (rig.cwd / "ns.txt").unlink()
-    with rig.server(RunCommand(command)) as server:
-        bare = rig.agent(server, sandbox="danger-full-access")
+    with rig.server(RunCommand(command, sandboxed=True)) as server:
+        bare = rig.agent(server, mode="agent-full-access")
         result = acp.run(bare, "Run it", interaction=Person(allow), cwd=rig.cwd)
+        [said] = server.tool_outputs(server.turns[-1].body)
     assert result.agent is not None
     assert result.agent.get("sandbox") == "danger-full-access"
-    assert (rig.cwd / "ns.txt").read_text().strip() == ours
+    assert ours in said
 
 
 def test_codex_refuses_to_start_where_bubblewrap_is_missing_or_broken(tmp_path: Path) -> None:
+    """Without bubblewrap on PATH Codex uses the one it ships with (checked too); one on
+    PATH that does not work is refused."""
     rig = codex_rig(tmp_path)
     with rig.server(Say("Hello.")) as server:
         env = launch("codex", server.url, rig.root).env
     executable = str(BIN / EXECUTABLES["codex"])
-    with pytest.raises(acp.SandboxError, match="not on the agent's PATH") as missing:
-        acp.agent("codex", executable=executable, env={**env, "PATH": str(BIN)})
-    assert "apt-get install bubblewrap" in str(missing.value)
-    assert "sandbox='danger-full-access'" in str(missing.value)
+    shipped = acp.agent("codex", executable=executable, env={**env, "PATH": str(BIN)})
+    assert shipped.sandbox == "read-only"
     broken = tmp_path / "broken"
     broken.mkdir()
     failing = "#!/bin/sh\necho 'setting up uid map: Permission denied' >&2\nexit 1\n"
     (broken / "bwrap").write_text(failing)
     (broken / "bwrap").chmod(0o755)
-    with pytest.raises(acp.SandboxError, match="uid map: Permission denied"):
+    with pytest.raises(acp.SandboxError, match="uid map: Permission denied") as refused:
         acp.agent("codex", executable=executable, env={**env, "PATH": f"{broken}:{env['PATH']}"})
-    unboxed = acp.agent(
-        "codex", executable=executable, env={**env, "PATH": str(BIN)}, sandbox="danger-full-access"
+    assert "sandbox='danger-full-access'" in str(refused.value)
+    unchecked = acp.agent(
+        "codex",
+        executable=executable,
+        env={**env, "PATH": f"{broken}:{env['PATH']}"},
+        sandbox="danger-full-access",
     )
-    assert unboxed.sandbox == "danger-full-access"
+    assert unchecked.mode == "read-only"

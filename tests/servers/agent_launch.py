@@ -76,7 +76,6 @@ def launch(name: str, server_url: str, root: Path) -> Launch:
                 [
                     'model = "gpt-5.5"',
                     'model_provider = "fake"',
-                    'approval_policy = "untrusted"',
                     "check_for_update_on_startup = false",
                     "[analytics]",
                     "enabled = false",

@@ -42,9 +42,14 @@ class WriteFile:
 
 @dataclass(frozen=True)
 class RunCommand:
-    """The model asks to run ``command`` in a shell."""
+    """The model asks to run ``command`` in a shell.
+
+    Codex's model asks to run it outside Codex's read-only sandbox (as a model does
+    for a command that writes) unless ``sandboxed``: a command that only reads.
+    """
 
     command: str
+    sandboxed: bool = False
 
 
 @dataclass(frozen=True)
@@ -281,7 +286,7 @@ class ResponsesAgentServer(AgentModelServer):
                 "id": f"fc_{number:04d}",
                 "call_id": f"call_{number:04d}",
                 "name": "exec_command",
-                "arguments": json.dumps({"cmd": step.command}),
+                "arguments": json.dumps(_exec_arguments(step)),
             }
         frames = [
             sse({"type": "response.created", "response": {"id": response}}, "response.created"),
@@ -377,6 +382,14 @@ class GeminiAgentServer(AgentModelServer):
         if ":streamGenerateContent" in path:
             return Reply(frames=[sse(_gemini_chunk({"text": verdict}))])
         return Reply(200, body=_gemini_chunk({"text": verdict}))
+
+
+def _exec_arguments(step: RunCommand) -> dict[str, Any]:
+    """Codex's ``exec_command``: escalated out of the sandbox unless the step only reads."""
+    if step.sandboxed:
+        return {"cmd": step.command}
+    why = "The command changes files, which the read-only sandbox does not allow."
+    return {"cmd": step.command, "sandbox_permissions": "require_escalated", "justification": why}
 
 
 def _gemini_chunk(part: dict[str, Any]) -> dict[str, Any]:

@@ -98,6 +98,8 @@ class TurnMapper:
         self.asked: set[str] = set()
         self.running: set[str] = set()
         self._input: dict[str, asyncio.Event] = {}
+        self._pending: set[asyncio.Future[None]] = set()
+        """Waits for a question that may follow a call reported running."""
         self._questions = itertools.count(1)
         session.driver.editable = False
         session.driver.agent_servers.add(server)
@@ -123,24 +125,30 @@ class TurnMapper:
         elif isinstance(update, AgentPlanUpdate):
             await self._call(self.session.driver.plan, m.plan_of(update.entries))
         elif isinstance(update, (ToolCallStart, ToolCallProgress)):
-            await self._call(self._tool_call, update)
+            early = await self._call(self._tool_call, update)
+            if early is not None:
+                self._pending.add(asyncio.ensure_future(self._unasked_after(early)))
         elif isinstance(update, CurrentModeUpdate) and self.mode_changed is not None:
             await self._call(self.session.driver.agent, self.mode_changed(update.current_mode_id))
 
-    def _tool_call(self, update: ToolCallStart | ToolCallProgress) -> None:
+    def _tool_call(self, update: ToolCallStart | ToolCallProgress) -> CallRecord | None:
+        """Map one tool call update; returns a call that says it runs before anyone was
+        asked, whose question may still follow (see :meth:`_unasked_after`)."""
         record = self._see(update)
         if self.served is not None and self.served.owns(record):
             self.served.reported(self, record, update)
-            return
+            return None
         status = update.status
         if record.status in FINAL_STATUSES or status is None or status == "pending":
-            return
+            return None
         if record.tool_call_id not in self.running:
-            # Running without a question from here: the agent's own rules allowed it.
-            self._run(record, decided_by="agent")
-            if self.strict and class_of(record.kind) == "effect":
-                self._stop_strict(record)
-                return
+            asking_may_follow = status == "in_progress" and self.late_input > 0
+            if asking_may_follow and record.tool_call_id not in self.asked:
+                # Codex 2.x reports a call in progress, then asks about it.
+                return record
+            self._ran_unasked(record)
+            if record.status in FINAL_STATUSES:
+                return None
         reported = m.content_of(update.content)
         text = m.result_text(update.raw_output, reported)
         content = m.finished_content(record.content, reported, text, update.raw_output)
@@ -149,6 +157,29 @@ class TurnMapper:
         elif status == "failed":
             error = text or f"{record.tool} failed"
             self.session.fail(record, "error", error, content=content)
+        return None
+
+    def _ran_unasked(self, record: CallRecord) -> None:
+        """Running without a question from here: the agent's own rules allowed it (strict:
+        one that may change something stops the turn)."""
+        if record.tool_call_id in self.running or record.status in FINAL_STATUSES:
+            return
+        self._run(record, decided_by="agent")
+        if self.strict and class_of(record.kind) == "effect":
+            self._stop_strict(record)
+
+    def close(self) -> None:
+        """The turn is over: stop waiting for questions that may follow (agent's loop)."""
+        for waiting in self._pending:
+            waiting.cancel()
+        self._pending.clear()
+
+    async def _unasked_after(self, record: CallRecord) -> None:
+        """A call reported running before any question: it ran on the agent's own rules
+        unless the agent asks about it within :attr:`late_input` seconds."""
+        await asyncio.sleep(self.late_input)
+        if record.tool_call_id not in self.asked:
+            await self._call(self._ran_unasked, record)
 
     def _see(
         self, update: ToolCallStart | ToolCallProgress | ToolCallUpdate, *, asking: bool = False
@@ -203,7 +234,14 @@ class TurnMapper:
             if locations is not None and locations != known.locations
             else None,
         }
-        if known.status == "pending" and any(v is not None for v in changed.values()):
+        # An update that ends the call brings what it produced: never shown as what it
+        # will do.
+        ending = getattr(update, "status", None) in FINAL_STATUSES
+        if (
+            known.status == "pending"
+            and not ending
+            and any(v is not None for v in changed.values())
+        ):
             self.session.describe(known, **changed)
         return known
 

@@ -32,7 +32,7 @@ from mead_notebook.turn import Turn
 
 from . import _mapping as m
 from ._client import Client, TurnMapper
-from ._presets import AgentSpec
+from ._presets import AgentSpec, start_hint
 from ._process import AgentProcess
 
 if TYPE_CHECKING:
@@ -118,6 +118,7 @@ class Conversation:
         self.cwd = os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd())
         if not os.path.isdir(self.cwd):
             raise NotADirectoryError(f"cwd {self.cwd!r} is not a directory")
+        spec.command_in(self.cwd)  # a folder the preset refuses is refused here, before a turn
         self.client = Client(spec.name)
         self.process: AgentProcess | None = None
         self.session_id: str | None = None
@@ -276,6 +277,7 @@ class Conversation:
             raise AssertionError("unreachable")
         finally:
             self.client.turn = None
+            mapper.close()
 
     async def _lost(self, process: AgentProcess, when: str, asked: asyncio.Future[Any]) -> None:
         """Raise the error of an agent that exited or failed: its name, exit code, stderr tail."""
@@ -287,8 +289,9 @@ class Conversation:
         self.process = self._conn = self.session_id = None
         await process.kill()
         how = f"exited with code {code}" if code is not None else f"failed ({error!r})"
+        why = start_hint(self.spec) if when == "while starting" else ""
         said = f"; its stderr ended with:\n{tail}" if tail else " (it wrote nothing to stderr)"
-        raise AgentError(f"{self.spec.name} {how} {when}{said}") from error
+        raise AgentError(f"{self.spec.name} {how} {when}{why}{said}") from error
 
     async def _ensure_started(self) -> None:
         if self.process is not None and self.process.returncode is None:

@@ -112,7 +112,8 @@ def content_of(
     """ACP tool call content as content blocks (None: the update said nothing of it).
 
     A terminal is known to ACP by id only; ``terminals`` maps the ids this client
-    knows to their command. Images, audio and resources are named in text.
+    knows to their command, and any other is left out. Images, audio and resources
+    are named in text.
     """
     if items is None:
         return None
@@ -125,12 +126,11 @@ def content_of(
                 )
             )
         elif isinstance(item, TerminalToolCallContent):
+            # A terminal this client did not create says nothing of its command: the
+            # call's input does (Codex 2.x names its command's terminal so).
             known = (terminals or {}).get(item.terminal_id)
-            blocks.append(
-                known
-                if known is not None
-                else TerminalBlock(type="terminal", command=f"terminal {item.terminal_id}")
-            )
+            if known is not None:
+                blocks.append(known)
         elif isinstance(item.content, TextContentBlock):
             blocks.append(TextBlock(type="text", text=item.content.text))
         else:

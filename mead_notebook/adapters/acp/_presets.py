@@ -20,7 +20,16 @@ from typing import Any, Final, Literal, get_args
 from mead_notebook.errors import MeadError
 from mead_notebook.interaction import AgentInfo
 
-from ._sandbox import SandboxError, codex_sandbox
+from ._codex import (
+    CURRENT_MODE,
+    CURRENT_PACKAGE,
+    MODE_SANDBOXES,
+    CodexRelease,
+    ProjectSettingsError,
+    codex_release,
+    refuse_project_settings,
+)
+from ._sandbox import NO_SANDBOX, SandboxError, codex_sandbox
 
 __all__ = [
     "PRESETS",
@@ -28,6 +37,7 @@ __all__ = [
     "AgentNotFoundError",
     "AgentSpec",
     "Preset",
+    "ProjectSettingsError",
     "SandboxError",
     "Settings",
     "agent",
@@ -108,14 +118,14 @@ PRESETS: dict[str, Preset] = {
     # Claude Code then refuses unless the value is exactly "1": session/new fails.
     "claude": Preset(
         "claude-agent-acp",
-        "@zed-industries/claude-agent-acp",
+        "@agentclientprotocol/claude-agent-acp",
         mode="default",
         unset=("IS_SANDBOX",),
     ),
     # With default settings Codex runs commands without asking anyone.
     "codex": Preset(
         "codex-acp",
-        "@zed-industries/codex-acp",
+        CURRENT_PACKAGE,
         args=("-c", 'approval_policy="untrusted"'),
         policy="untrusted",
         sandboxed=True,
@@ -157,7 +167,11 @@ class AgentSpec:
     session_meta: Mapping[str, Any] = field(default_factory=dict)
     """``_meta`` of ``session/new`` (Claude: which settings it loads)."""
     in_folder: Callable[[str], tuple[str, ...]] | None = None
-    """More arguments for the session's folder (Codex: its project layers untrusted)."""
+    """More arguments for the session's folder (Codex: its project layers untrusted); it may
+    raise to refuse the folder."""
+    mode_sandboxes: Mapping[str, str] = field(default_factory=dict)
+    """The sandbox each session mode runs commands in, for an agent whose mode is its
+    sandbox too (codex-acp 2.x)."""
 
     def environment(self) -> dict[str, str]:
         """The agent's environment: the kernel's less :attr:`unset`, plus :attr:`env`."""
@@ -171,8 +185,9 @@ class AgentSpec:
     def info(self, mode: str | None = None, model: str | None = None) -> AgentInfo:
         """What the turn's header says of the agent, in ``mode`` (its session mode)."""
         details = AgentInfo(agent=self.name, mode=mode or self.policy)
-        if self.sandbox is not None:
-            details["sandbox"] = self.sandbox
+        sandbox = self.mode_sandboxes.get(mode or "", self.sandbox)
+        if sandbox is not None:
+            details["sandbox"] = sandbox
         if self.settings is not None:
             details["settings"] = self.settings
         if model:
@@ -243,6 +258,12 @@ def agent(
             f"`npm install -g {known.package}` (or pass executable='/path/to/{known.executable}')"
         )
     label = name or str(preset)
+    if preset == "codex":
+        release = codex_release(found, extra)
+        if release.current:
+            return _current_codex(
+                label, found, known, extra, mode, args, forward_always, settings, sandbox, release
+            )
     given = _config_overrides(args)
     if "sandbox_mode" in given:
         raise TypeError(f"{preset}: pass sandbox={given['sandbox_mode']!r}, not -c sandbox_mode=")
@@ -283,6 +304,51 @@ def agent(
     )
 
 
+def _current_codex(
+    label: str,
+    found: str,
+    known: Preset,
+    env: dict[str, str],
+    mode: str | None,
+    args: Sequence[str],
+    forward_always: bool,
+    settings: Settings,
+    sandbox: str | None,
+    release: CodexRelease,
+) -> AgentSpec:
+    """``@agentclientprotocol/codex-acp`` (2.x): its ``read-only`` mode asks; its sandbox is
+    its mode's, checked to work unless ``sandbox="danger-full-access"``; it trusts every
+    session folder, so with ``settings="user"`` a project's ``.codex`` refuses the start."""
+    if sandbox not in (None, NO_SANDBOX):
+        raise TypeError(
+            f"{label}: {release.said} runs its commands in its session mode's sandbox: pass "
+            f"mode= ({', '.join(MODE_SANDBOXES)}), or sandbox={NO_SANDBOX!r} to start it "
+            "without checking bubblewrap"
+        )
+    wanted = mode if mode is not None else CURRENT_MODE
+    codex = env.get("CODEX_PATH") or os.environ.get("CODEX_PATH") or found
+    box = codex_sandbox(codex, env, sandbox, name=label)
+    if box.path_first is not None:
+        env["PATH"] = os.pathsep.join(
+            [box.path_first, env.get("PATH", os.environ.get("PATH", os.defpath))]
+        )
+    env["INITIAL_AGENT_MODE"] = wanted
+    return AgentSpec(
+        label,
+        (found, *(str(a) for a in args)),
+        env,
+        wanted,
+        forward_always,
+        CURRENT_PACKAGE,
+        known.unset,
+        known.late_input,
+        settings=settings,
+        sandbox=MODE_SANDBOXES.get(wanted),
+        mode_sandboxes=MODE_SANDBOXES,
+        in_folder=refuse_project_settings(label, release.said, env) if settings == "user" else None,
+    )
+
+
 def _config_overrides(args: Sequence[str]) -> dict[str, str]:
     """The ``-c key=value`` (``--config``) overrides among ``args``, the last one winning."""
     found: dict[str, str] = {}
@@ -303,6 +369,28 @@ def _force(env: dict[str, str], forced: Mapping[str, str], preset: str) -> None:
                 f"{value!r}; pass settings='project' to let the agent load the project's settings"
             )
         env[key] = value
+
+
+def start_hint(spec: AgentSpec) -> str:
+    """What a preset knows of why ``spec``'s agent failed to start, to add to its error
+    (``""``: nothing).
+
+    Claude's agent run as root with ``IS_SANDBOX`` set to anything but ``1`` (some
+    containers set it) takes a mode that bypasses its permissions, which Claude Code then
+    refuses: ``session/new`` fails with an internal error. The preset leaves the variable
+    out; an agent started with ``command=`` inherits it.
+    """
+    claude = PRESETS["claude"].executable
+    if not any(claude in os.path.basename(part) for part in spec.command):
+        return ""
+    value = spec.environment().get("IS_SANDBOX")
+    if value is None or value == "1" or not (hasattr(os, "geteuid") and os.geteuid() == 0):
+        return ""
+    return (
+        f"; IS_SANDBOX={value!r} is in its environment: as root, Claude Code then starts in a "
+        "mode that bypasses its permissions and refuses it unless the value is exactly '1'. "
+        "acp.agent('claude') leaves IS_SANDBOX out (env= sets it anyway)"
+    )
 
 
 def _which(program: str, env: Mapping[str, str]) -> str | None:

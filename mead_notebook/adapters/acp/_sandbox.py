@@ -36,6 +36,7 @@ HELPER: Final = "codex-linux-sandbox"
 """The name Codex starts its own binary under, inside bubblewrap."""
 
 _ARCH = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}
+_TRIPLES = {"x64": "x86_64", "arm64": "aarch64"}
 _links: dict[str, str] = {}
 """The folder holding the helper's link, by the binary it links to (made once a process)."""
 
@@ -65,7 +66,7 @@ def codex_sandbox(
         return Sandbox(NO_SANDBOX)
     wanted = mode or SANDBOXED
     path = env.get("PATH", os.environ.get("PATH"))
-    bwrap = shutil.which("bwrap", path=path)
+    bwrap = shutil.which("bwrap", path=path) or bundled_bwrap(program)
     if bwrap is None:
         raise SandboxError(
             _refusal(name, "bubblewrap (`bwrap`, Codex's Linux sandbox) is not on the agent's PATH")
@@ -139,15 +140,52 @@ def _has_argv0(bwrap: str) -> bool:
 
 def native_binary(program: str) -> str | None:
     """The Codex binary ``program`` runs: itself when it is one, else the platform
-    package's next to the npm launcher it is (``@scope/codex-acp-linux-x64``)."""
+    package's next to the npm launcher it is (``@scope/codex-acp-linux-x64``), else
+    the Codex that codex-acp 2.x drives (``@openai/codex-linux-x64``, in a
+    ``node_modules`` above it)."""
     real = os.path.realpath(program)
     if _is_binary(real):
         return real
-    package = os.path.dirname(os.path.dirname(real))
-    scope = os.path.dirname(package)
     arch = _ARCH.get(platform.machine().lower())
     if arch is None:
         return None
+    return _launched_binary(real, arch) or _codex_binary(real, arch)
+
+
+def bundled_bwrap(program: str) -> str | None:
+    """The bubblewrap that ships with Codex 0.16x (``codex-resources/bwrap``, next to the
+    binary), which Codex uses where none is on ``PATH``."""
+    binary = native_binary(program)
+    if binary is None:
+        return None
+    candidate = os.path.join(os.path.dirname(os.path.dirname(binary)), "codex-resources", "bwrap")
+    return candidate if _is_binary(candidate) else None
+
+
+def _codex_binary(real: str, arch: str) -> str | None:
+    """``@openai/codex``'s native binary, in a ``node_modules`` folder above ``real``."""
+    triple = f"{_TRIPLES[arch]}-unknown-linux-musl"
+    package = os.path.join("@openai", f"codex-linux-{arch}")
+    folder = os.path.dirname(real)
+    while True:
+        modules = os.path.join(folder, "node_modules")
+        for where in (
+            os.path.join(modules, package),
+            os.path.join(modules, "@openai", "codex", "node_modules", package),
+        ):
+            candidate = os.path.join(where, "vendor", triple, "bin", "codex")
+            if _is_binary(candidate):
+                return candidate
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def _launched_binary(real: str, arch: str) -> str | None:
+    """The platform package's binary next to codex-acp 0.16's npm launcher ``real``."""
+    package = os.path.dirname(os.path.dirname(real))
+    scope = os.path.dirname(package)
     platform_package = f"{os.path.basename(package)}-linux-{arch}"
     executable = os.path.basename(package)
     for folder in (

@@ -14,8 +14,10 @@ list of steps per prompt::
     {"mcp": {...}}   call a tool of the MCP server given at ``session/new`` (:mod:`._scripted_mcp`)
 
 A call: ``id``, ``title``, ``kind``, ``input`` (rawInput), ``meta`` (``_meta``),
-``diff`` ``{path, old, new}``, ``command``, ``locations``; ``ask`` (request
-permission; ``ask_first``: before any ``tool_call``), ``late`` (the input follows in
+``diff`` ``{path, old, new}``, ``command``, ``terminal`` (a terminal of the
+agent's own, known by id only), ``locations``; ``ask`` (request permission;
+``ask_first``: before any ``tool_call``; ``unasked_in_progress``: after a
+``tool_call`` that says it is in progress, as Codex 2.x does), ``late`` (the input follows in
 a later update), ``write`` ``{path, content}`` / ``run`` (a shell command) done
 for real once allowed, ``result`` or ``fail``, ``sleep`` (seconds it runs),
 ``no_in_progress``, ``open`` (never finishes), ``silent`` (no final update after a
@@ -251,7 +253,7 @@ class _Scripted:
 
     async def call(self, session_id: str, spec: dict[str, Any]) -> str | None:
         import acp
-        from acp.schema import ToolCallLocation, ToolCallUpdate
+        from acp.schema import TerminalToolCallContent, ToolCallLocation, ToolCallUpdate
 
         call_id = str(spec["id"])
         raw_input = spec.get("input", {})
@@ -261,6 +263,8 @@ class _Scripted:
             content.append(acp.tool_diff_content(diff["path"], diff["new"], diff.get("old")))
         if "command" in spec:
             content.append(acp.tool_content(acp.text_block(f"$ {spec['command']}")))
+        if spec.get("terminal"):
+            content.append(TerminalToolCallContent(type="terminal", terminal_id=call_id))
         locations = [
             ToolCallLocation(path=loc["path"], line=loc.get("line"))
             for loc in spec.get("locations", [])

@@ -148,7 +148,8 @@ def test_the_folder_arguments_follow_the_sessions_folder(script: Script, tmp_pat
 
     told = acp.AgentSpec(scripted.name, scripted.command, mode="default", in_folder=in_folder)
     acp.run(told, "go", interaction=AllowAll(), cwd=tmp_path)
-    assert seen == [str(tmp_path)]
+    # Asked when the session is made (a folder it refuses fails there) and at the start.
+    assert seen == [str(tmp_path), str(tmp_path)]
 
 
 # -- calls the agent runs under its own rules ------------------------------------------

@@ -179,6 +179,32 @@ def test_a_call_the_agent_ran_without_asking_says_so(script: Script, tmp_path: P
     assert steps(rec)["b1"] == ["pending", "register", "in_progress", "completed"]
 
 
+def test_a_call_reported_in_progress_before_its_question_is_asked_not_run_unasked(
+    script: Script, tmp_path: Path
+) -> None:
+    """Codex 2.x reports a command in progress, then asks about it: the card asks, and
+    the call runs on the person's Allow, not the agent's own rules."""
+    rec, _ = recorded()
+    early = bash(unasked_in_progress=True, terminal=True)
+    result = acp.run(script.agent([[early]]), "go", interaction=rec, cwd=tmp_path)
+    assert steps(rec)["b1"] == ["pending", "ask", "register", "in_progress", "completed"]
+    assert running(rec)["b1"].get("decided_by") is None
+    assert result.calls[0].decided_by is None
+    # Its terminal is the agent's own, known by id: the card shows the command itself.
+    assert asked(rec)[0]["content"] == [{"type": "terminal", "command": "echo hi"}]
+
+
+def test_a_call_reported_in_progress_and_never_asked_about_ran_unasked(
+    script: Script, tmp_path: Path
+) -> None:
+    rec, _ = recorded()
+    unasked = bash(ask=False, unasked_in_progress=True, sleep=1.5)
+    result = acp.run(script.agent([[unasked]]), "go", interaction=rec, cwd=tmp_path)
+    assert not asked(rec)
+    assert steps(rec)["b1"] == ["pending", "register", "in_progress", "completed"]
+    assert result.calls[0].decided_by == "agent"
+
+
 def test_in_progress_is_made_up_when_the_agent_sends_none(script: Script, tmp_path: Path) -> None:
     rec, _ = recorded()
     acp.run(script.agent([[bash(no_in_progress=True)]]), "go", interaction=rec, cwd=tmp_path)
@@ -461,8 +487,8 @@ def test_the_agent_sees_the_kernels_environment_plus_env(
 def test_a_missing_executable_names_the_npm_package(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
     for name, package in [
-        ("claude", "@zed-industries/claude-agent-acp"),
-        ("codex", "@zed-industries/codex-acp"),
+        ("claude", "@agentclientprotocol/claude-agent-acp"),
+        ("codex", "@agentclientprotocol/codex-acp"),
         ("gemini", "@google/gemini-cli"),
     ]:
         with pytest.raises(acp.AgentNotFoundError, match=f"npm install -g {package}"):

@@ -246,3 +246,57 @@ def test_an_older_bubblewrap_without_codexs_binary_is_refused(tools: Path) -> No
     with pytest.raises(acp.SandboxError, match=r"predates 0\.9") as refused:
         acp.agent("codex", env={"PATH": str(tools)})
     assert "apt-get install bubblewrap" in str(refused.value)
+
+
+# -- today's codex-acp (@agentclientprotocol/codex-acp 2.x) --------------------------------
+
+
+def current_codex(tools: Path, tmp_path: Path) -> Path:
+    """An npm install of codex-acp 2.x whose launcher is on ``PATH`` (it never runs)."""
+    package = tmp_path / "node_modules" / "@agentclientprotocol" / "codex-acp"
+    launcher = program(package / "dist", "index.js", "#!/usr/bin/env node\nexit 1\n")
+    described = '{"name": "@agentclientprotocol/codex-acp", "version": "2.6.0"}'
+    (package / "package.json").write_text(described)
+    (tools / "codex-acp").unlink()
+    (tools / "codex-acp").symlink_to(launcher)
+    return launcher
+
+
+def test_todays_codex_is_known_by_its_package_and_starts_in_its_asking_mode(
+    tools: Path, tmp_path: Path
+) -> None:
+    """No ``-c`` arguments (2.x reads none): its ``read-only`` mode, set at start and at
+    ``session/new``, whose sandbox the header names."""
+    bwrap(tools)
+    current_codex(tools, tmp_path)
+    codex = acp.agent("codex", env={"PATH": str(tools)})
+    assert codex.command == (str(tools / "codex-acp"),)
+    assert (codex.mode, codex.env["INITIAL_AGENT_MODE"]) == ("read-only", "read-only")
+    assert codex.package == "@agentclientprotocol/codex-acp"
+    assert codex.info("read-only")["sandbox"] == "read-only"
+    assert codex.info("agent-full-access")["sandbox"] == "danger-full-access"
+    with pytest.raises(TypeError, match="session mode's sandbox"):
+        acp.agent("codex", env={"PATH": str(tools)}, sandbox="workspace-write")
+
+
+def test_todays_codex_refuses_a_folder_whose_project_settings_it_would_load(
+    tools: Path, tmp_path: Path
+) -> None:
+    """codex-acp 2.x trusts every session folder: a project's ``.codex`` (from ``cwd`` up to
+    its git root) refuses the session with ``settings="user"``."""
+    bwrap(tools)
+    current_codex(tools, tmp_path)
+    project = tmp_path / "repo"
+    (project / ".git").mkdir(parents=True)
+    (project / ".codex" / "rules").mkdir(parents=True)
+    (project / ".codex" / "rules" / "default.rules").write_text('prefix_rule(pattern=["rm"])\n')
+    inner = project / "src"
+    inner.mkdir()
+    codex = acp.agent("codex", env={"PATH": str(tools), "HOME": str(tmp_path / "home")})
+    with pytest.raises(acp.ProjectSettingsError, match="settings='project'") as refused:
+        acp.session(codex, cwd=inner)
+    assert str(project / ".codex") in str(refused.value)
+    assert acp.agent("codex", env={"PATH": str(tools)}, settings="project").in_folder is None
+    (project / ".codex" / "rules" / "default.rules").unlink()
+    (project / ".codex" / "rules").rmdir()
+    acp.session(codex, cwd=inner).close()  # an empty .codex holds nothing to load
