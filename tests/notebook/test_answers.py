@@ -99,5 +99,5 @@ def test_a_call_the_agent_ran_is_audited_as_decided_by_the_agent(make: Any, tmp_
     assert record["decided_by"] == "agent"
     assert record["decision"] == "allow"
     assert record["tool_kind"] == "execute"
-    assert record["content"] == [{**block, "output": None, "exit_code": None}]
+    assert record["content"] == [{**block, "output": None, "exit_code": None, "cut": 0}]
     assert record["status"] == "completed"
