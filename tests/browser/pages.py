@@ -106,7 +106,7 @@ class NotebookPage:
             expect(idle).to_be_visible(timeout=OPEN_TIMEOUT)
         deadline = time.monotonic() + OPEN_TIMEOUT / 1000
         while time.monotonic() < deadline:
-            kernels = self.server.api("GET", "api/kernels") or []
+            kernels = self.server.kernels()
             if any(k["connections"] > 0 and k["execution_state"] == "idle" for k in kernels):
                 return
             time.sleep(0.2)

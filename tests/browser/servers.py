@@ -37,6 +37,14 @@ def python_for_kernels() -> Path:
     return VENV_PYTHON
 
 
+class ServerError(AssertionError):
+    """A Jupyter server's REST API answered with an error (its code, its log)."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 class JupyterServer:
     """A Jupyter server process with its own config, data, runtime and root dirs.
 
@@ -175,9 +183,29 @@ class JupyterServer:
             method=method,
             headers={"Authorization": f"token {self.token}", "Content-Type": "application/json"},
         )
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            raw = resp.read()
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as resp:
+                raw = resp.read()
+        except urllib.error.HTTPError as error:
+            said = error.read().decode(errors="replace")[-2000:]
+            raise ServerError(
+                error.code,
+                f"{method} {path}: HTTP {error.code} {said}\nthe server's log:\n{self.log()}",
+            ) from error
         return json.loads(raw) if raw else None
+
+    def kernels(self, within: float = 10.0) -> list[dict[str, Any]]:
+        """The running kernels. Jupyter Server answers 500 for a moment while a kernel
+        starts (it lists the kernel before it has set its ``last_activity``): asked
+        again until ``within`` seconds have passed."""
+        deadline = time.monotonic() + within
+        while True:
+            try:
+                return list(self.api("GET", "api/kernels") or [])
+            except ServerError as error:
+                if error.code != 500 or time.monotonic() > deadline:
+                    raise
+            time.sleep(0.2)
 
     def page_url(self, notebook: str) -> str:
         """The address that opens ``notebook`` in this server's app, with the token."""
@@ -187,7 +215,7 @@ class JupyterServer:
 
     def shutdown_kernels(self) -> None:
         """Stop every running kernel (between tests)."""
-        for kernel in self.api("GET", "api/kernels") or []:
+        for kernel in self.kernels():
             with contextlib.suppress(OSError, urllib.error.URLError):
                 self.api("DELETE", f"api/kernels/{kernel['id']}", timeout=20.0)
 

@@ -141,8 +141,8 @@ def assert_under_the_gateway(
     match = KERNEL_ID.fullmatch(found["CONNECTION"])
     assert match is not None, found["CONNECTION"]
     kernel_id = match[1]
-    assert [k["id"] for k in nb.server.api("GET", "api/kernels")] == [kernel_id]
-    assert [k["id"] for k in gateway.api("GET", "api/kernels")] == [kernel_id]
+    assert [k["id"] for k in nb.server.kernels()] == [kernel_id]
+    assert [k["id"] for k in gateway.kernels()] == [kernel_id]
 
 
 def answer_over_a_subshell(nb: NotebookPage, frames: Frames, found: dict[str, str]) -> None:

@@ -247,7 +247,7 @@ def test_saved_widget_state_renders_without_the_kernel_that_made_it(lab: Noteboo
         )
         assert imported == 1
         expect(lab.page.locator("style[id^='mead-notebook-css-']")).to_have_count(1)
-        (kernel,) = lab.server.api("GET", "api/kernels")
+        (kernel,) = lab.server.kernels()
         lab.save()
         state = wait_saved_with_state(lab.server, lab.name)
         shared = [m for m, s in state.items() if "code" in s["state"]]
@@ -262,7 +262,7 @@ def test_saved_widget_state_renders_without_the_kernel_that_made_it(lab: Noteboo
 
         lab.server.shutdown_kernels()
         lab.reopen()
-        (fresh,) = lab.server.api("GET", "api/kernels")
+        (fresh,) = lab.server.kernels()
         assert fresh["id"] != kernel["id"]
         card = lab.card("write_note", 0)
         expect(card).to_contain_text("Completed", timeout=QUESTION_TIMEOUT)

@@ -247,7 +247,7 @@ def running(lab: NotebookPage) -> bool:
     prompts = lab.page.locator(".jp-Notebook .jp-CodeCell .jp-InputPrompt").all_inner_texts()
     if any("*" in p for p in prompts):
         return True
-    kernels = lab.server.api("GET", "api/kernels") or []
+    kernels = lab.server.kernels()
     return any(k["execution_state"] != "idle" for k in kernels)
 
 
