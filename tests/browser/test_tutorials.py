@@ -152,8 +152,9 @@ def check(tutorial: str, person: Person, nb: Any) -> None:
 
     A cell an agent proposed (``propose_cell``: inserted, never run) is not the
     tutorial's own."""
-    own = {c.id for c in fresh_copy(tutorial).cells}
+    own = {c.id for c in fresh_copy(tutorial).cells if c.cell_type == "code"}
     cells = [c for c in nb.cells if c.cell_type == "code" and c.get("id") in own]
+    assert len(cells) == len(own), f"{tutorial}: {len(cells)} of its {len(own)} code cells"
     never = [i for i, c in enumerate(cells) if c.get("execution_count") is None]
     assert never == [], f"code cells {never} of {tutorial} never ran"
     errors = [o for c in cells for o in c.outputs if o.output_type == "error"]
