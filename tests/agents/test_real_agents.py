@@ -547,3 +547,57 @@ def test_codex_refuses_to_start_where_bubblewrap_is_missing_or_broken(tmp_path: 
         sandbox="danger-full-access",
     )
     assert unchecked.mode == "read-only"
+
+
+# -- a session that outlives its agent ---------------------------------------------------
+
+
+def test_a_session_resumed_by_id_continues_the_conversation(rig: Rig) -> None:
+    """A session's ``id``, given to ``acp.session(..., resume=)`` with a new agent process
+    (as in a kernel started again): the model sees the first turn's words; ``acp.sessions``
+    lists it. Gemini CLI 0.61 lists no sessions and offers ``session/load``, which it
+    sometimes answers with an internal error: then the turn fails, and says so."""
+    with rig.server(Say("Noted.")) as server:
+        first = acp.session(rig.agent(server), cwd=rig.cwd)
+        with first:
+            said = first.run("The word is PINEAPPLE. Say noted.", interaction=Person(allow))
+            session_id = first.id
+        assert said.text.endswith("Noted."), said
+        assert session_id
+        assert first.process is None  # its agent is gone
+        if rig.name == "gemini":
+            with pytest.raises(acp.AgentError, match="does not list its sessions"):
+                acp.sessions(rig.agent(server), cwd=rig.cwd)
+        else:
+            listed = acp.sessions(rig.agent(server), cwd=rig.cwd)
+            assert session_id in [entry.id for entry in listed], listed
+        again = acp.session(rig.agent(server), cwd=rig.cwd, resume=session_id)
+        with again:
+            assert again.id == session_id
+            refused: TurnError | None = None
+            try:
+                result = again.run("What was the word?", interaction=Person(allow))
+            except TurnError as exc:
+                refused = exc
+        if refused is not None:
+            # Gemini's session/load sometimes answers an internal error: the turn says so.
+            assert rig.name == "gemini", refused
+            assert "refused to resume" in str(refused), refused
+            assert "no new session was started" in str(refused), refused
+            assert len(server.turns) == 1, "a prompt went out after all"
+            return
+        assert result.text.endswith("Noted."), result
+        assert again.id == session_id
+        assert again.resumed_by == ("session/load" if rig.name == "gemini" else "session/resume")
+        request = json.dumps(server.turns[-1].body)
+    assert "PINEAPPLE" in request, "the resumed turn's request lacks the first turn"
+    assert "What was the word?" in request
+
+
+def test_an_unknown_session_is_not_resumed_with_a_new_one(rig: Rig) -> None:
+    with rig.server(Say("Noted.")) as server:
+        spec = rig.agent(server)
+        gone = acp.session(spec, cwd=rig.cwd, resume="no-such-session")
+        with gone, pytest.raises(TurnError, match="no new session was started"):
+            gone.run("Hello?", interaction=Person(allow))
+        assert server.turns == []

@@ -65,6 +65,7 @@ from ._presets import (
     agent,
     scripted_agent,
 )
+from ._sessions import SessionEntry, list_sessions
 
 __all__ = [
     "PRESETS",
@@ -75,12 +76,14 @@ __all__ = [
     "Conversation",
     "ProjectSettingsError",
     "SandboxError",
+    "SessionEntry",
     "Settings",
     "agent",
     "arun",
     "run",
     "scripted_agent",
     "session",
+    "sessions",
     "start",
 ]
 
@@ -141,13 +144,24 @@ def session(
     cwd: str | os.PathLike[str] | None = None,
     strict: bool = False,
     tools: Iterable[object] | None = None,
+    resume: str | None = None,
 ) -> Conversation:
     """One agent and one ACP session for several turns (``.run``, ``.arun``, ``.start``).
 
-    ``tools`` are served to the agent for as long as the session lives.
+    ``tools`` are served to the agent for as long as the session lives. ``resume`` is the
+    ``.id`` of an earlier session (another kernel's): the first turn continues it, or
+    fails saying why; it never starts a new session instead.
     """
     _check(agent)
-    return Conversation(agent, cwd, strict=strict, tools=tools)
+    return Conversation(agent, cwd, strict=strict, tools=tools, resume=resume)
+
+
+def sessions(agent: AgentSpec, *, cwd: str | os.PathLike[str] | None = None) -> list[SessionEntry]:
+    """The agent's earlier sessions in ``cwd`` (``session/list``): each one's ``id`` (for
+    ``session(..., resume=id)``), title and time of its last change. The agent runs for the
+    question alone; one that does not list its sessions raises :class:`AgentError`."""
+    _check(agent)
+    return list_sessions(agent, cwd)
 
 
 def _check(agent: Any) -> None:

@@ -102,8 +102,16 @@ class Conversation:
         *,
         strict: bool = False,
         tools: Iterable[object] | None = None,
+        resume: str | None = None,
     ) -> None:
+        if resume is not None and (not isinstance(resume, str) or not resume):
+            raise TypeError(f"resume must be a session id (a non-empty string), not {resume!r}")
         self.spec = spec
+        self.resume = resume
+        """The id of an earlier session this one continues (``session/resume``, else
+        ``session/load``), or None for a new session."""
+        self.resumed_by: str | None = None
+        """How the earlier session was continued: ``"session/resume"`` or ``"session/load"``."""
         self.strict = strict
         served = own_tools(tools) if tools is not None else []
         self.served: Served | None = None
@@ -122,6 +130,8 @@ class Conversation:
         self.client = Client(spec.name)
         self.process: AgentProcess | None = None
         self.session_id: str | None = None
+        self._opened: str | None = None
+        """The id of the session the agent last opened (kept when the agent goes)."""
         self._conn: Any = None
         self._closed = False
         self._busy = threading.Lock()
@@ -135,6 +145,12 @@ class Conversation:
         )
         self._thread.start()
         _live.add(self)
+
+    @property
+    def id(self) -> str | None:
+        """The agent's id of this session (pass it as ``resume=`` in another kernel), once
+        the first turn has opened it; the resumed id before that."""
+        return self.session_id or self._opened or self.resume
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else ("running" if self.process else "not started")
@@ -326,6 +342,7 @@ class Conversation:
                 opening.cancel()
         if opening in done and opening.exception() is None:
             self.process, self._conn, self.session_id = process, conn, opening.result()
+            self._opened = self.session_id
             return
         if opening in done and isinstance(opening.exception(), AgentError):
             raise cast(AgentError, opening.exception())
@@ -346,7 +363,12 @@ class Conversation:
             client_info=Implementation(name="mead-notebook", version=__version__),
         )
         servers = self.served.mcp_servers(initialized) if self.served is not None else []
-        opened = await conn.new_session(cwd=self.cwd, mcp_servers=servers, **self.spec.session_meta)
+        if self.resume is not None:
+            opened = await self._resume(conn, initialized, servers, self.resume)
+        else:
+            opened = await conn.new_session(
+                cwd=self.cwd, mcp_servers=servers, **self.spec.session_meta
+            )
         self.model = m.model_of(opened.config_options)
         modes = opened.modes
         # An agent started with an asking policy (Codex) may name a mode of its own that
@@ -354,23 +376,54 @@ class Conversation:
         self.mode = None
         if modes is not None and self.spec.policy is None:
             self.mode = modes.current_mode_id
+        session_id = self.resume if self.resume is not None else str(opened.session_id)
         wanted = self.spec.mode
         if wanted is None or self.mode == wanted:
-            return str(opened.session_id)
+            return session_id
         name = self.spec.name
         offered = [mode.id for mode in modes.available_modes] if modes is not None else []
         listed = f"it offers {', '.join(offered)}" if offered else "it offers no session modes"
         if wanted not in offered:
             raise AgentError(f"{name} cannot run in session mode {wanted!r}: {listed}")
         try:
-            await conn.set_session_mode(session_id=opened.session_id, mode_id=wanted)
+            await conn.set_session_mode(session_id=session_id, mode_id=wanted)
         except Exception as exc:
             raise AgentError(
                 f"{name} refused session mode {wanted!r} ({exc}); {listed}, and it is in "
                 f"{self.mode!r}"
             ) from exc
         self.mode = wanted
-        return str(opened.session_id)
+        return session_id
+
+    async def _resume(
+        self, conn: Any, initialized: Any, servers: list[Any], session_id: str
+    ) -> Any:
+        """Continue the agent's earlier session ``session_id``: ``session/resume`` where the
+        agent offers it, else ``session/load`` (its replay of the history is not shown).
+        Neither, or a refusal, is an :class:`AgentError`: never a new session instead."""
+        name = self.spec.name
+        capabilities = initialized.agent_capabilities
+        offered = capabilities.session_capabilities if capabilities is not None else None
+        if offered is not None and offered.resume is not None:
+            how, asked = "session/resume", conn.resume_session
+        elif capabilities is not None and capabilities.load_session:
+            how, asked = "session/load", conn.load_session
+        else:
+            raise AgentError(
+                f"{name} cannot resume session {session_id!r}: it offers neither "
+                "session/resume nor session/load (no new session was started)"
+            )
+        try:
+            opened = await asked(
+                cwd=self.cwd, session_id=session_id, mcp_servers=servers, **self.spec.session_meta
+            )
+        except acp.RequestError as exc:
+            raise AgentError(
+                f"{name} refused to resume session {session_id!r} ({how}: {exc}); no new "
+                "session was started"
+            ) from exc
+        self.resumed_by = how
+        return opened
 
     def info(self) -> AgentInfo:
         """What the turn's header says of the agent: its name, mode, sandbox, settings."""
