@@ -298,7 +298,8 @@ class NotebookInteraction(SyncedTurn):
         tool_call_id = str(request.get("tool_call_id") or "")
         with self._lock:
             card = self._card(tool_call_id)
-            details = cast(Update, {**card, **request})
+            # What the request does not say (a diff an update showed) stays as the card has it.
+            details = cast(Update, {"status": card["status"], **request})
             self._put_card(cards.updated(card, details), send=False)
         return self._questions.permission(request)
 

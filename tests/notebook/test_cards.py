@@ -165,6 +165,21 @@ def test_a_card_carries_kind_content_and_locations(make: Any) -> None:
     assert last_card(c, "call_1")["content"] == [{**done, "cut": 0}]
 
 
+def test_the_question_keeps_what_the_card_showed_of_the_call(make: Any) -> None:
+    """A request that says nothing of the content (a coding agent's, a policy's) keeps the
+    diff and command the pending update showed, on the card and once the call has run."""
+    w, c = make(policy=AllowAll())
+    w.turn_started(None, "edit")
+    w.tool_updated(
+        None, update("call_1", "pending", tool="write_file", server="local", content=[DIFF, SHELL])
+    )
+    assert w.request_permission(None, request("call_1")) == Allow()
+    assert [b["type"] for b in last_card(c, "call_1")["content"]] == ["diff", "terminal"]
+    w.tool_updated(None, update("call_1", "in_progress"))
+    w.tool_updated(None, update("call_1", "completed", outcome=None))
+    assert last_card(c, "call_1")["content"][0] == SHOWN_DIFF
+
+
 @pytest.mark.parametrize(
     "bad",
     [
