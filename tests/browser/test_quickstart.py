@@ -59,7 +59,7 @@ def test_the_quickstart_opens_without_collaboration(page: Page, tmp_path: Path) 
     try:
         page.goto(server.page_url("01-quickstart.ipynb"), timeout=60_000)
         expect(page.locator(".jp-Notebook .jp-Cell").first).to_be_visible(timeout=60_000)
-        expect(page.locator(".jp-Notebook")).to_contain_text("Quickstart")
+        expect(page.locator(".jp-Notebook")).to_contain_text("Quickstart", timeout=60_000)
         config = json.loads(page.locator("#jupyter-config-data").text_content() or "{}")
         assert config.get("disableRTC") is True, config.get("disableRTC")
         time.sleep(SETTLE)

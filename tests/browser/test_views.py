@@ -84,7 +84,7 @@ def test_a_view_whose_kernel_went_away_says_so_and_stops_counting(lab: NotebookP
     expect(countdown).to_have_count(0)
     allow = lab.turn().get_by_role("button", name="Allow", exact=True)
     expect(allow).to_be_disabled()
-    restarting = lab.page.get_by_role("button", name="Ok")
+    restarting = lab.page.get_by_role("button", name="Ok", exact=True)
     if restarting.is_visible():  # JupyterLab's own notice of the restart
         restarting.click()
     lab.shot("kernel-gone")
