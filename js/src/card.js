@@ -14,7 +14,7 @@
 import { CLASS_HINT, KERNEL_GONE, KERNEL_GONE_NOTE, KIND_HINT } from "./constants.gen.js";
 import { contentEl } from "./content.js";
 import { h, prettyJson, setAttr, setShown, setText } from "./dom.js";
-import { OUTCOME_LABEL, badgeKind, lookup, warnings } from "./labels.js";
+import { OUTCOME_LABEL, badgeKind, besideLabel, lookup, warnings } from "./labels.js";
 import { tellOnce } from "./once.js";
 import { buildQuestion, cssToken, isOpen, questionKey, validOptions } from "./question.js";
 import { revealNodes, revealText, setRevealed } from "./reveal.js";
@@ -221,7 +221,8 @@ export class CardView {
     const oneLine = choice ? prompt : oneLineJson(card.arguments);
     setRevealed(this.oneLine, oneLine.length > ONE_LINE_MAX ? `${oneLine.slice(0, ONE_LINE_MAX - 1)}…` : oneLine, true);
     const decision = decisionText(card, this.ctx.viewer);
-    setRevealed(this.decision, decision && decision !== label ? aside(decision) : "", true);
+    const more = besideLabel(label, decision);
+    setRevealed(this.decision, more ? aside(more) : "", true);
 
     const inProgress = card.status === "in_progress";
     const step = typeof card.current_step === "string" ? card.current_step : "";

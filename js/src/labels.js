@@ -258,3 +258,16 @@ export function warnings(card) {
 function positive(value) {
   return typeof value === "number" && Number.isSafeInteger(value) && value > 0;
 }
+
+/**
+ * What a card's decision adds to its status label, or "": a decision that only repeats
+ * the label says nothing more, and one that starts with it ("No answer: nobody to
+ * answer" beside "No answer") adds only what follows.
+ * @param {string} label
+ * @param {string | null | undefined} decision
+ * @returns {string}
+ */
+export function besideLabel(label, decision) {
+  if (!decision || decision === label) return "";
+  return decision.startsWith(`${label}: `) ? decision.slice(label.length + 2) : decision;
+}

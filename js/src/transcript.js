@@ -6,7 +6,7 @@
 import { agentText, ranByAgent, ranByAgentText } from "./agent.js";
 import { AGENT_DECIDED, OUTPUT_LABEL, STATUS_LABEL } from "./constants.gen.js";
 import { diffOf, locationText } from "./content.js";
-import { OUTCOME_LABEL, cardLeftOut, leftOut, lookup, warnings } from "./labels.js";
+import { OUTCOME_LABEL, besideLabel, cardLeftOut, leftOut, lookup, warnings } from "./labels.js";
 import { describeAnswer, isOpen, validOptions } from "./question.js";
 import { revealText } from "./reveal.js";
 import { runLeftOut } from "./run.js";
@@ -169,7 +169,8 @@ export function escapeMarkdown(text) {
 export function cardMarkdown(card, viewer = null) {
   const label = statusLabel(card);
   const decision = decisionText(card, viewer);
-  const state = revealText(decision && decision !== label ? `${label} · ${decision}` : label, true);
+  const more = besideLabel(label, decision);
+  const state = revealText(more ? `${label} · ${more}` : label, true);
   const warned = warnings(card).map((w) => `**Warning:** ${escapeMarkdown(w)}`);
   /** @type {string[]} */
   const parts = [];

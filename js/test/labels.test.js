@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { BY_LABEL, DECISION_LABEL, OUTCOME_LABEL, describeAnswer, lookup, ruleLabel, scopeLabel } from "../src/labels.js";
+import {
+  BY_LABEL,
+  DECISION_LABEL,
+  OUTCOME_LABEL,
+  besideLabel,
+  describeAnswer,
+  lookup,
+  ruleLabel,
+  scopeLabel,
+} from "../src/labels.js";
 import source from "../src/protocol.gen.d.ts?raw";
 
 /** The string literals of a union type in protocol.gen.d.ts, e.g. every Outcome. */
@@ -98,5 +107,17 @@ describe("describeAnswer", () => {
     [{ decision: "allow", option_id: "c", by: "person", note: "" }, "Chose “Drop” by you"],
   ])("choice %j is %s", (a, text) => {
     expect(describeAnswer(question(a, { kind: "choice", options }))).toBe(text);
+  });
+});
+
+describe("besideLabel", () => {
+  it.each([
+    ["No answer", "No answer: nobody to answer", "nobody to answer"],
+    ["Expired", "Expired", ""],
+    ["Completed", "Allowed by you", "Allowed by you"],
+    ["Denied", null, ""],
+    ["No answer", "No answers here", "No answers here"],
+  ])("beside %j, %j adds %j", (label, decision, shown) => {
+    expect(besideLabel(label, decision)).toBe(shown);
   });
 });

@@ -37,6 +37,7 @@ __all__ = [
     "UNSHOWN_MANY",
     "UNSHOWN_ONE",
     "VERDICT_DONE",
+    "beside",
     "not_shown",
 ]
 
@@ -176,3 +177,12 @@ def not_shown(n: int, what: str) -> str:
     """What is left out, said ("312 more changed lines not shown"); ``what``: a unit's key."""
     noun = (UNSHOWN_ONE if n == 1 else UNSHOWN_MANY)[what]
     return NOT_SHOWN.format(n=f"{n:,}", what=noun)
+
+
+def beside(label: str, decision: str | None) -> str | None:
+    """What a card's decision adds to its status label, or None: a decision that only
+    repeats the label says nothing more, and one that starts with it ("No answer: nobody
+    to answer" beside "No answer") adds only what follows."""
+    if not decision or decision == label:
+        return None
+    return decision.removeprefix(f"{label}: ") or None

@@ -19,7 +19,7 @@ from markdown_it import MarkdownIt
 from ..interaction import PlanEntry
 from .agent_info import agent_text, ran_by_agent, ran_by_agent_text
 from .highlight import code_html
-from .labels import OUTPUT_LABEL, PLAN_GLYPH, STOP_REASON
+from .labels import OUTPUT_LABEL, PLAN_GLYPH, STOP_REASON, beside
 from .protocol import Card, CardBlock, CardDiff
 from .reveal import reveal_html
 from .sanitize import clean_html
@@ -107,9 +107,10 @@ def card_html(card: Card) -> str:
     question = question_of(card)
     status = card.get("status")
     css = "completed" if status == "completed" else "failed" if status == "failed" else "open"
+    more = beside(label, decision)
     aside = (
-        f' <span class="mead-static-muted">({_v1(decision[:1].lower() + decision[1:])})</span>'
-        if decision and decision != label
+        f' <span class="mead-static-muted">({_v1(more[:1].lower() + more[1:])})</span>'
+        if more
         else ""
     )
     body: list[str] = [

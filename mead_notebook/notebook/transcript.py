@@ -31,6 +31,7 @@ from .labels import (
     RICH_NOT_SHOWN,
     STATUS_LABEL,
     UNMADE,
+    beside,
     not_shown,
 )
 from .protocol import Card, CardBlock, CardDiff, Question
@@ -211,8 +212,9 @@ def picked_ids(question: Question) -> list[str]:
 
 
 def _state(card: Card) -> str:
-    label, decision = status_label(card), decision_text(card)
-    return f"{label} · {decision}" if decision and decision != label else label
+    label = status_label(card)
+    more = beside(label, decision_text(card))
+    return f"{label} · {more}" if more else label
 
 
 def one_line(value: Any) -> str:

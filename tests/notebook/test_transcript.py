@@ -736,3 +736,21 @@ def test_a_state_saved_before_plans_and_thoughts_still_renders() -> None:
     assert "plan" not in old
     assert transcript.to_markdown(old) == "Hi.\n"
     assert 'class="mead-static-plan"' not in static.to_html(old, 1)
+
+
+@pytest.mark.parametrize(
+    ("label", "decision", "shown"),
+    [
+        ("No answer", "No answer: nobody to answer", "nobody to answer"),
+        ("Expired", "Expired", None),
+        ("Completed", "Allowed by you", "Allowed by you"),
+        ("Denied", None, None),
+        ("No answer", "No answers here", "No answers here"),
+    ],
+)
+def test_a_decision_beside_its_label_says_only_what_the_label_does_not(
+    label: str, decision: str | None, shown: str | None
+) -> None:
+    from mead_notebook.notebook.labels import beside
+
+    assert beside(label, decision) == shown
