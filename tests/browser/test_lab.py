@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import time
-import urllib.error
 from typing import Any
 
 import pytest
@@ -31,7 +30,7 @@ from .scenarios import (
     SECOND_TURN,
     TIMEOUT_SYNC,
 )
-from .servers import JupyterServer
+from .servers import JupyterServer, ServerError
 
 pytestmark = pytest.mark.browser
 
@@ -206,7 +205,7 @@ def wait_saved_with_widget(server: JupyterServer, name: str, timeout: float = 20
     while time.monotonic() < deadline:
         try:
             model = server.api("GET", f"api/contents/{name}.ipynb")
-        except urllib.error.HTTPError:
+        except ServerError:
             model = None  # read while the server was writing it
         if model and "application/vnd.jupyter.widget-view+json" in json.dumps(model["content"]):
             return
@@ -294,7 +293,7 @@ def wait_saved_with_state(
     while time.monotonic() < deadline:
         try:
             model = server.api("GET", f"api/contents/{name}.ipynb")
-        except urllib.error.HTTPError:
+        except ServerError:
             model = None  # read while the server was writing it
         widgets = (model or {}).get("content", {}).get("metadata", {}).get("widgets", {})
         state: dict[str, dict[str, Any]] = widgets.get(WIDGET_STATE, {}).get("state", {})

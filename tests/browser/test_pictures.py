@@ -59,11 +59,11 @@ def tutorial_cell(notebook: str, index: int, starts: str) -> str:
     return source
 
 
-def live(source: str, old: str, new: str) -> str:
-    """A tutorial's cell with its headless interaction (a policy, a short ``grace``) swapped for
-    one a person answers: ``old`` must occur exactly once."""
-    assert source.count(old) == 1, f"the tutorial's cell no longer holds {old!r}"
-    return source.replace(old, new)
+def asks_a_person(source: str) -> str:
+    """A tutorial's cell whose turn a person answers (no policy, the default ``grace``), as
+    the pictures show it."""
+    assert source.count("NotebookInteraction()") == 1, "the tutorial's cell no longer asks a person"
+    return source
 
 
 def small_png(raw: bytes) -> bytes:
@@ -101,13 +101,11 @@ def picture(lab: NotebookPage, element: Locator, name: str) -> Path:
 
 
 def test_the_coding_agents_diff_card(light: NotebookPage) -> None:
-    """Tutorial 06's turn with a person instead of its policy: the edit waits on its diff."""
+    """Tutorial 06's turn, answered by a person: the edit waits on its diff."""
     lab = light
     agent = tutorial_cell("06-coding-agents.ipynb", 1, "import shutil")
-    turn = live(
-        tutorial_cell("06-coding-agents.ipynb", 3, "interaction = NotebookInteraction("),
-        'NotebookInteraction(policy=AllowList(tools=["Edit"]), grace=0.5)',
-        "NotebookInteraction()",
+    turn = asks_a_person(
+        tutorial_cell("06-coding-agents.ipynb", 3, "interaction = NotebookInteraction(")
     )
     ended = "print('RESULT', result.stop_reason, (workspace / 'greet.py').read_text().strip())"
     lab.open([agent, turn, ended])
@@ -139,11 +137,7 @@ def test_run_python_before_and_after_allow(light: NotebookPage) -> None:
     lab = light
     lab.page.set_viewport_size(TALL)
     data = tutorial_cell("08-agents-and-your-data.ipynb", 1, "import pandas as pd")
-    plot = live(
-        tutorial_cell("08-agents-and-your-data.ipynb", 5, 'plot = """'),
-        "NotebookInteraction(grace=0.5)",
-        "NotebookInteraction()",
-    )
+    plot = asks_a_person(tutorial_cell("08-agents-and-your-data.ipynb", 5, 'plot = """'))
     lab.open([data, plot])
     expect(lab.page.locator("body")).to_have_attribute("data-jp-theme-light", "true")
     lab.run_cell(0)

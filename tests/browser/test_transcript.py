@@ -9,7 +9,6 @@ import re
 import subprocess
 import sys
 import time
-import urllib.error
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from .pages import NotebookPage
 from .scenarios import PAYLOADS, PRELUDE
+from .servers import ServerError
 
 pytestmark = pytest.mark.browser
 
@@ -220,7 +220,7 @@ def save(nb: NotebookPage, needle: str, tries: int = 4, each: float = 8.0) -> st
         while time.monotonic() < deadline:
             try:
                 model = nb.server.api("GET", f"api/contents/{nb.name}.ipynb")
-            except urllib.error.HTTPError:
+            except ServerError:
                 model = None  # read while the server was writing it
             text = json.dumps(model["content"]) if model else ""
             if needle in text:
