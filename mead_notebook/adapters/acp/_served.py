@@ -54,7 +54,7 @@ from mead_notebook.turn import CallRecord
 
 from .._mcp_bridge import TOKEN_VARIABLE
 from .._mcp_bridge import command as bridge_command
-from ..base.own_tools import check, ending, invoke, kind_of, shown, watching
+from ..base.own_tools import check, ending, invoke, kind_of, raised, shown, watching
 from ..base.passes import PASS_TTL, Passes, canonical
 from . import _mapping as m
 from ._tool_server import ToolServer
@@ -355,16 +355,11 @@ class Served:
                 await session.call(session.fail, record, "cancelled", message)
                 return _error(message)
             except Exception:
-                end = ending(ran)
-                text = end.text if end is not None else f"{tool.name} failed"
+                failure = raised(tool, ran)
                 await session.call(
-                    session.fail,
-                    record,
-                    end.outcome if end is not None else "error",
-                    text,
-                    content=end.content if end is not None else None,
+                    session.fail, record, failure.outcome, failure.text, content=failure.content
                 )
-                return _error(text)
+                return _error(failure.text)
         end = ending(ran)
         text = end.text if end is not None else ""
         await session.call(

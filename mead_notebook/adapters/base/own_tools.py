@@ -43,6 +43,7 @@ __all__ = [
     "kind_of",
     "own_tool",
     "own_tools",
+    "raised",
     "shown",
     "watching",
 ]
@@ -193,6 +194,12 @@ class Ending:
     """The result, or the error: what the model was told."""
     content: list[ContentBlock] | None = None
     outcome: Literal["error", "timeout"] = "error"
+
+
+def raised(tool: Tool, ran: Ran) -> Ending:
+    """How a call whose tool raised ends: as :func:`invoke` reported it, else ``error``."""
+    end = ending(ran)
+    return end if end is not None else Ending("failed", f"{tool.name} failed")
 
 
 def ending(ran: Ran) -> Ending | None:

@@ -27,7 +27,7 @@ from mead_notebook.interaction import class_of
 from mead_notebook.tools import Tool, ToolOutput
 
 from ..base import AgentTurn, active_turn
-from ..base.own_tools import check, ending, invoke, kind_of, own_tools, watching
+from ..base.own_tools import check, ending, invoke, kind_of, own_tools, raised, watching
 from ..base.passes import Passes
 
 __all__ = [
@@ -135,16 +135,11 @@ def _handler(server: str, tool: Tool) -> Any:
                     await session.call(session.fail, record, "cancelled", CANCELLED, step=STOPPED)
                 raise
             except Exception:
-                end = ending(ran)
-                text = end.text if end is not None else f"{tool.name} failed"
+                failure = raised(tool, ran)
                 await session.call(
-                    session.fail,
-                    record,
-                    end.outcome if end is not None else "error",
-                    text,
-                    content=end.content if end is not None else None,
+                    session.fail, record, failure.outcome, failure.text, content=failure.content
                 )
-                return _error(text)
+                return _error(failure.text)
         if handle.cancelled:
             await session.call(session.fail, record, "cancelled", CANCELLED, step=STOPPED)
             return _error(CANCELLED)
