@@ -7,6 +7,8 @@ import math
 import sys
 from typing import Any
 
+import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -19,9 +21,6 @@ from mead_notebook.workbench.execute import Ran
 from mead_notebook.workbench.history import history
 from mead_notebook.workbench.report import cut, plain, run_content, run_text
 from mead_notebook.workbench.variables import MAX_DESCRIPTION, describe, listing, summary
-
-pd = pytest.importorskip("pandas")
-np = pytest.importorskip("numpy")
 
 
 class Odd:

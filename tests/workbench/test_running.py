@@ -105,7 +105,8 @@ def test_a_display_and_clear_output_stay_in_the_run(shell: Any) -> None:
 
 
 def test_a_figure_left_open_becomes_an_image_and_is_closed(shell: Any) -> None:
-    matplotlib = pytest.importorskip("matplotlib")
+    import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
