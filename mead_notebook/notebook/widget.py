@@ -111,11 +111,13 @@ class NotebookInteraction(SyncedTurn):
             waiting=self._waiting_changed,
             recheck=self._recheck,
         )
+        # Before the comm opens: a kernel that dispatches comm messages on another
+        # thread (a subshell) may hand over the view's first message at once.
+        self.on_msg(self._on_custom_msg)
         super().__init__(keyboard=keyboard, **kwargs)
         if audit is not None:
             self._auditor = Auditor(audit, self.model_id)
         self.add_class(self._outputs.css_class)
-        self.on_msg(self._on_custom_msg)
 
     @property
     def timeout(self) -> float | None:

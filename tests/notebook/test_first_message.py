@@ -1,0 +1,58 @@
+"""A view's message that reaches the widget the moment its comm opens.
+
+A kernel that dispatches comm messages on another thread (ipykernel 7 with comms
+over a subshell, as JupyterLab sends them) can hand a fast page's ``rendered`` to
+the widget while the cell that makes it is still in ``__init__``; the widget must
+take it, or its questions never count a view and are settled by the fallback.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import comm
+import pytest
+from fakes import RecordingComm, answer_when_asked
+from widget_helpers import ask
+
+from mead_notebook.interaction import Allow
+from mead_notebook.notebook.widget import NotebookInteraction
+
+pytestmark = pytest.mark.timeout(60)
+
+
+class RenderedAtOnce(RecordingComm):
+    """A comm whose view says ``rendered`` as soon as the widget can receive messages."""
+
+    def on_msg(self, callback: Any) -> None:
+        super().on_msg(callback)
+        if callback is not None:
+            data = {"method": "custom", "content": {"type": "rendered"}}
+            callback({"content": {"comm_id": self.comm_id, "data": data}, "buffers": []})
+
+
+def test_a_view_that_renders_while_the_widget_is_made_is_counted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    made: list[RenderedAtOnce] = []
+
+    def create(*args: Any, **kwargs: Any) -> RenderedAtOnce:
+        made.append(RenderedAtOnce(**kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(comm, "create_comm", create)
+    # No grace: unless the view's rendered counted, the question is settled at once
+    # by the fallback (denied as expired) instead of waiting for the person.
+    w = NotebookInteraction(grace=0.0, timeout=30.0)
+    try:
+        assert w.comm in made
+        w.turn_started(None, "x")
+        person = answer_when_asked(w, w.comm, "call_1", decision="allow")
+        decision = ask(w)
+        person.join(10)
+        assert isinstance(decision, Allow), decision
+        answer = w.calls["call_1"]["question"]["answer"]
+        assert answer["decision"] == "allow"
+    finally:
+        w.interrupt(None)
+        w.close()
