@@ -160,6 +160,33 @@ def test_a_goodbye_while_a_ping_is_out_lets_that_ping_decide() -> None:
     assert events == ["ping 1", "wake", "announce"]
 
 
+def test_a_goodbye_before_a_question_waits_pings_as_soon_as_one_does() -> None:
+    # The goodbye can reach the kernel before the question that its view showed waits.
+    p, clock, events = presence()
+    p.gone()
+    assert events == []
+    assert p.due() == float("inf")
+    clock.now += 5
+    p.start()
+    assert p.due() == 0.0
+    p.tick()
+    assert events == ["ping 1"]
+    assert p.due() == 2.0, "that ping alone decides, within answer_within"
+    clock.now += 2
+    p.tick()
+    assert events == ["ping 1", "announce"]
+
+
+def test_a_view_heard_after_a_goodbye_keeps_the_usual_pace() -> None:
+    p, _clock, events = presence()
+    p.gone()
+    p.rendered()
+    p.start()
+    assert p.due() == 8.0
+    p.tick()
+    assert events == []
+
+
 def test_a_goodbye_from_one_of_two_views_changes_nothing() -> None:
     p, clock, events = presence()
     p.start()

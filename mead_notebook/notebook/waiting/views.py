@@ -10,8 +10,9 @@ view is taken for gone only after ``misses`` pings in a row went unanswered: a
 ping still unanswered when the next is due counts as missed, and the next ones
 then follow every ``answer_within`` seconds. Anything a view sends (a pong, late
 or not, an answer, ``rendered``) says that somebody is there and clears the
-count. A view that is disposed says ``gone``: the kernel pings at once, and that
-ping alone decides (``answer_within`` seconds). With no view left the widget is
+count. A view that is disposed says ``gone``: the kernel pings at once (or, while
+no question waits, as soon as one does), and that ping alone decides
+(``answer_within`` seconds). With no view left the widget is
 announced again (``announce``) at once and then every ``announce_every``
 seconds, until a view renders it or says anything, so that a view that comes
 back gets the question within a few seconds.
@@ -160,15 +161,16 @@ class Presence:
         """How many times the widget was announced again (for tests and benchmarks)."""
 
     def start(self) -> None:
-        """A question waits: ping from ``ping_every`` seconds on (a running schedule is kept)."""
+        """A question waits: ping from ``ping_every`` seconds on, or at once after a goodbye
+        that nothing was heard since (a running schedule is kept)."""
         with self._lock:
             if self._next is None:
                 if self._fixed is None:
                     self.timing = current_timing()
                 now = self._clock()
-                self._next = now + self.timing.ping_every
+                self._next = now if self._leaving else now + self.timing.ping_every
                 self._pinged = now
-                self._unanswered = self._lost = self._leaving = False
+                self._unanswered = self._lost = False
                 self._missed = 0
 
     def stop(self) -> None:
@@ -200,7 +202,7 @@ class Presence:
                 self.announced += 1
                 action = self._announce
             else:
-                follow_up = self._missed > 0
+                follow_up = self._missed > 0 or self._leaving
                 action = self._ping_now(now, follow_up)
         self._call(action)
 
@@ -232,9 +234,13 @@ class Presence:
             self._missed = 0
 
     def gone(self) -> None:
-        """A view was disposed: ping now, in case it was the last one."""
+        """A view was disposed: ping now, in case it was the last one (while no question
+        waits: once one does, since the goodbye can reach the kernel first)."""
         with self._lock:
-            if self._next is None or self._lost:
+            if self._next is None:
+                self._leaving = True
+                return
+            if self._lost:
                 return
             self._leaving = True
             if self._unanswered:  # a ping is out already: it decides, within answer_within
