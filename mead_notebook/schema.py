@@ -6,21 +6,35 @@ model and an error all read the same: ``path: message`` for the error that
 best explains the rest (``jsonschema.exceptions.best_match``), the message
 alone at the top level. A schema that is itself invalid fails closed: nothing
 can be checked against it, so nothing passes.
+
+``jsonschema`` is imported on the first check, not with this module: its import
+builds a grammar for IRIs when ``rfc3987-syntax`` is installed (as Jupyter's own
+dependencies install it), a second or more that a notebook importing the widget
+would otherwise wait for.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
+if TYPE_CHECKING:
+    import jsonschema
 
 __all__ = ["check", "parse", "schema_problem"]
 
 
+def _validator_class(schema: dict[str, Any]) -> type[jsonschema.protocols.Validator]:
+    import jsonschema
+
+    return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+
+
 def schema_problem(schema: dict[str, Any]) -> str | None:
     """Why ``schema`` is not a JSON schema arguments can be checked against, or None."""
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    import jsonschema
+
+    cls = _validator_class(schema)
     try:
         cls.check_schema(schema)
     except jsonschema.exceptions.SchemaError as exc:
@@ -37,8 +51,11 @@ def check(arguments: Any, schema: dict[str, Any] | None) -> str | None:
     problem = schema_problem(schema)
     if problem is not None:
         return problem
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    error = jsonschema.exceptions.best_match(cls(schema).iter_errors(arguments))
+    import jsonschema
+
+    error = jsonschema.exceptions.best_match(
+        _validator_class(schema)(schema).iter_errors(arguments)
+    )
     if error is None:
         return None
     where = "/".join(str(p) for p in error.absolute_path)

@@ -53,6 +53,20 @@ def test_import_mead_notebook_imports_no_framework() -> None:
     assert done.stdout.strip() == "[]"
 
 
+def test_the_widget_imports_jsonschema_only_when_it_checks() -> None:
+    """Its import can build an IRI grammar for a second or more (rfc3987-syntax)."""
+    done = python(
+        "import sys\n"
+        "from mead_notebook import NotebookInteraction, Router, kernel_tools\n"
+        "print('jsonschema' in sys.modules)\n"
+        "from mead_notebook.schema import check\n"
+        "print(check({'n': 'x'}, {'properties': {'n': {'type': 'integer'}}}))\n"
+        "print('jsonschema' in sys.modules)\n"
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["False", "n: 'x' is not of type 'integer'", "True"]
+
+
 @pytest.mark.parametrize(
     ("module", "blocked", "extra"),
     [
