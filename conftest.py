@@ -10,7 +10,7 @@ Every run ends with the time per area and its slowest tests, also written to
 ``tests/artifacts/durations.json``: ``total_s``, the run's wall time; ``areas``,
 per area the tests' summed time and the span from the first start to the last
 end; ``outcomes``, how many tests passed, failed, errored or were skipped;
-``slowest``; and ``setup_s`` and ``checks_s`` when ``scripts/test.sh`` passes them
+``slowest``; ``files``, each test file's summed time, slowest first; and ``setup_s`` and ``checks_s`` when ``scripts/test.sh`` passes them
 in ``MEAD_SETUP_S`` and ``MEAD_CHECKS_S``. So growth shows where it comes from.
 """
 
@@ -171,6 +171,10 @@ class Timings:
             area["first"] = min(area["first"], t["start"])
             area["last"] = max(area["last"], t["stop"])
         slowest = sorted(self.tests.items(), key=lambda kv: -kv[1]["duration"])[:SLOWEST]
+        files: dict[str, float] = {}
+        for nodeid, t in self.tests.items():
+            path = nodeid.split("::", 1)[0]
+            files[path] = files.get(path, 0.0) + t["duration"]
         workers = getattr(config.option, "numprocesses", None)
         found: dict[str, Any] = {
             "total_s": round(time.time() - self.started, 1),
@@ -188,6 +192,10 @@ class Timings:
                 for outcome in sorted(set(self.outcomes.values()))
             },
             "slowest": [{"test": nodeid, "s": round(t["duration"], 2)} for nodeid, t in slowest],
+            "files": {
+                path: round(seconds, 1)
+                for path, seconds in sorted(files.items(), key=lambda kv: -kv[1])
+            },
         }
         for key, variable in (("setup_s", "MEAD_SETUP_S"), ("checks_s", "MEAD_CHECKS_S")):
             value = os.environ.get(variable)

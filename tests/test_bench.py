@@ -21,7 +21,7 @@ SMALLEST: dict[str, list[str]] = {
     ],
     "bench/cards.py": ["--calls", "3"],
     "bench/interrupts.py": ["--rounds", "2", "--versions", "7.4.0"],
-    "bench/adapters.py": ["--calls", "3", "--repeats", "1"],
+    "bench/adapters.py": ["--calls", "3", "--repeats", "1", "--claude-calls", "2"],
     "bench/acp.py": ["--calls", "3", "--repeats", "1"],
     "bench/acp.py --agent": ["--agent", "codex", "--calls", "2", "--repeats", "1"],
     "bench/latency.py": ["--rounds", "2", "--versions", "7.4.0"],
