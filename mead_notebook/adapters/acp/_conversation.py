@@ -19,6 +19,7 @@ from acp.schema import (
     ClientCapabilities,
     ElicitationCapabilities,
     ElicitationFormCapabilities,
+    ElicitationUrlCapabilities,
     FileSystemCapabilities,
     Implementation,
     PromptResponse,
@@ -358,7 +359,9 @@ class Conversation:
             client_capabilities=ClientCapabilities(
                 fs=FileSystemCapabilities(read_text_file=False, write_text_file=False),
                 terminal=False,
-                elicitation=ElicitationCapabilities(form=ElicitationFormCapabilities()),
+                elicitation=ElicitationCapabilities(
+                    form=ElicitationFormCapabilities(), url=ElicitationUrlCapabilities()
+                ),
             ),
             client_info=Implementation(name="mead-notebook", version=__version__),
         )

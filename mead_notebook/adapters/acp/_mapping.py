@@ -1,16 +1,11 @@
-"""ACP values in the contract's words: kinds, content blocks, locations, stop reasons, questions."""
+"""ACP values in the contract's words: kinds, content blocks, locations, stop reasons."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from acp.schema import (
     ContentToolCallContent,
-    ElicitationBooleanPropertySchema,
-    ElicitationMultiSelectPropertySchema,
-    ElicitationSchema,
-    ElicitationStringPropertySchema,
     FileEditToolCallContent,
     PermissionOption,
     TerminalToolCallContent,
@@ -19,13 +14,10 @@ from acp.schema import (
 )
 from acp.schema import PlanEntry as AcpPlanEntry
 
-from mead_notebook.ask_user import Settled
 from mead_notebook.interaction import (
-    Choice,
     ContentBlock,
     DiffBlock,
     Location,
-    Option,
     PlanEntry,
     TerminalBlock,
     TextBlock,
@@ -34,15 +26,12 @@ from mead_notebook.interaction import (
 from mead_notebook.turn import StopReason
 
 __all__ = [
-    "FormQuestion",
-    "answer_of",
     "content_of",
     "kind_from_acp",
     "locations_of",
     "model_of",
     "option_for",
     "plan_of",
-    "questions_of",
     "result_text",
     "stop_reason_of",
     "tool_name",
@@ -230,69 +219,3 @@ def option_for(
             if option.kind == kind:
                 return option.option_id
     return None
-
-
-@dataclass(frozen=True)
-class FormQuestion:
-    """One enumerable field of an elicitation's form, as a multiple-choice question."""
-
-    field: str
-    choice: Choice
-    values: dict[str, Any]
-    """Option id -> the value the form takes."""
-
-
-def questions_of(
-    question_id: str, message: str, schema: ElicitationSchema
-) -> list[FormQuestion] | None:
-    """A question per field of ``schema``; None when a field cannot be asked as a choice."""
-    properties = schema.properties or {}
-    found: list[FormQuestion] = []
-    for name, prop in properties.items():
-        title = prop.title or name
-        prompt = message if len(properties) == 1 else f"{message}\n{title}"
-        values: dict[str, Any] = {}
-        labels: dict[str, str] = {}
-        multiple = False
-        if isinstance(prop, ElicitationStringPropertySchema) and (prop.one_of or prop.enum):
-            for option in prop.one_of or []:
-                values[option.const], labels[option.const] = option.const, option.title
-            for value in prop.enum or []:
-                values[value], labels[value] = value, value
-        elif isinstance(prop, ElicitationMultiSelectPropertySchema):
-            multiple = True
-            items = prop.items
-            for option in getattr(items, "any_of", None) or []:
-                values[option.const], labels[option.const] = option.const, option.title
-            for value in getattr(items, "enum", None) or []:
-                values[value], labels[value] = value, value
-        elif isinstance(prop, ElicitationBooleanPropertySchema):
-            values, labels = {"yes": True, "no": False}, {"yes": "Yes", "no": "No"}
-        if not values:
-            return None
-        choice = Choice(
-            tool_call_id=f"{question_id}/{name}",
-            prompt=prompt,
-            options=[Option(id=k, label=labels[k]) for k in values],
-        )
-        if multiple:
-            choice["multiple"] = True
-        found.append(FormQuestion(name, choice, values))
-    return found or None
-
-
-def answer_of(question: FormQuestion, settled: Settled) -> Any:
-    """The form value for a settled question (the person's own words stay text); None for
-    no valid answer."""
-    if not settled.answered:
-        return None
-    multiple = bool(question.choice.get("multiple"))
-    if settled.own_words is not None:
-        text = settled.own_words.strip()
-        return ([text] if multiple else text) if text else None
-    ids = settled.option_ids
-    if not ids or not all(i in question.values for i in ids):
-        return None
-    if multiple:
-        return [question.values[i] for i in ids]
-    return question.values[ids[0]] if len(ids) == 1 else None

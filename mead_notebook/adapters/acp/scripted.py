@@ -6,6 +6,7 @@ list of steps per prompt::
     {"text": "..."}  {"thought": "..."}  {"plan": [{"content", "status", "priority"}]}
     {"call": {...}}  a tool call (below)      {"sleep": 0.5}   (cancel wakes it)
     {"ask": {"message": "...", "schema": {...}}}   an elicitation form
+    {"ask": {"message": "...", "url": "https://..."}}   a URL elicitation (``elicitation_id``)
     {"spawn": "pidfile"}  start a child process that sleeps, write its pid there
     {"crash": "message", "code": 3}   write to stderr and exit
     {"stop": "max_tokens"}   end the turn with this stop reason
@@ -99,7 +100,14 @@ class _Scripted:
     async def initialize(self, protocol_version: int, **kwargs: Any) -> Any:
         from acp.schema import AgentCapabilities, InitializeResponse, McpCapabilities
 
-        self.log("initialize", env=os.environ.get("MEAD_SCRIPTED_ECHO"), pid=os.getpid())
+        given = kwargs.get("client_capabilities")
+        elicitation = getattr(given, "elicitation", None)
+        self.log(
+            "initialize",
+            env=os.environ.get("MEAD_SCRIPTED_ECHO"),
+            pid=os.getpid(),
+            elicitation=None if elicitation is None else elicitation.model_dump(mode="json"),
+        )
         http = os.environ.get("MEAD_SCRIPTED_MCP_HTTP", "1") != "0"
         capabilities = AgentCapabilities(mcp_capabilities=McpCapabilities(http=http))
         return InitializeResponse(
@@ -237,13 +245,22 @@ class _Scripted:
 
     async def elicit(self, session_id: str, spec: dict[str, Any]) -> str | None:
         import acp
-        from acp.schema import ElicitationFormSessionMode, ElicitationSchema
-
-        schema = ElicitationSchema.model_validate(spec["schema"])
-        answer = await self.conn.create_elicitation(
-            message=spec["message"],
-            mode=ElicitationFormSessionMode(session_id=session_id, requested_schema=schema),
+        from acp.schema import (
+            ElicitationFormSessionMode,
+            ElicitationSchema,
+            ElicitationUrlSessionMode,
         )
+
+        mode: Any
+        if "url" in spec:
+            elicitation_id = str(spec.get("elicitation_id", "e1"))
+            mode = ElicitationUrlSessionMode(
+                session_id=session_id, elicitation_id=elicitation_id, url=spec["url"]
+            )
+        else:
+            schema = ElicitationSchema.model_validate(spec["schema"])
+            mode = ElicitationFormSessionMode(session_id=session_id, requested_schema=schema)
+        answer = await self.conn.create_elicitation(message=spec["message"], mode=mode)
         dumped = answer.model_dump(mode="json", exclude_none=True)
         self.log("elicitation", answer=dumped)
         told = json.dumps(dumped)

@@ -13,9 +13,9 @@ import psutil
 import pytest
 
 from adapters.helpers import Person, Waiting, asked, finals, recorded, running, steps
-from mead_notebook import Allow, Answered, Deny, Picked, TurnError, Unanswered
+from mead_notebook import Allow, Deny, TurnError
 from mead_notebook.adapters import acp
-from mead_notebook.interaction import Choice, PlanEntry, Request
+from mead_notebook.interaction import PlanEntry, Request
 from mead_notebook.policies import AllowAll
 
 from .conftest import Script
@@ -340,72 +340,6 @@ def test_a_malformed_update_is_ignored_without_a_traceback(
         (logging.WARNING, False),
     ]
     assert "Traceback" not in capfd.readouterr().err
-
-
-class Answering(Person):
-    def __init__(self, answer: Picked | Answered | Unanswered) -> None:
-        super().__init__()
-        self.answer = answer
-        self.choices: list[Choice] = []
-
-    def ask_choice(self, context: Any, choice: Choice) -> Any:
-        self.choices.append(choice)
-        return self.answer
-
-
-FRUIT = {"type": "string", "title": "Fruit", "enum": ["apple", "banana"]}
-TITLED = {
-    "type": "string",
-    "oneOf": [{"const": "a", "title": "Apple"}, {"const": "b", "title": "Banana"}],
-}
-SEVERAL = {
-    "type": "array",
-    "items": {"anyOf": [{"const": "a", "title": "Apple"}, {"const": "b", "title": "Banana"}]},
-}
-
-
-@pytest.mark.parametrize(
-    ("prop", "answer", "options", "multiple", "content"),
-    [
-        (FRUIT, Picked("banana"), ["apple", "banana"], False, "banana"),
-        (TITLED, Picked("b"), ["Apple", "Banana"], False, "b"),
-        (SEVERAL, Picked("a", ("b",)), ["Apple", "Banana"], True, ["a", "b"]),
-        (FRUIT, Answered("cherry"), ["apple", "banana"], False, "cherry"),
-    ],
-    ids=["enum", "oneOf", "array", "other"],
-)
-def test_an_elicitation_is_a_choice(
-    script: Script,
-    tmp_path: Path,
-    prop: dict[str, Any],
-    answer: Any,
-    options: list[str],
-    multiple: bool,
-    content: Any,
-) -> None:
-    person = Answering(answer)
-    schema = {"type": "object", "properties": {"fruit": prop}}
-    turn = [{"ask": {"message": "Which fruit?", "schema": schema}}]
-    result = acp.run(script.agent([turn]), "go", interaction=person, cwd=tmp_path)
-    [choice] = person.choices
-    assert choice["prompt"] == "Which fruit?"
-    assert [o["label"] for o in choice["options"]] == options
-    assert bool(choice.get("multiple")) is multiple
-    [event] = script.events("elicitation")
-    assert event["answer"] == {"action": "accept", "content": {"fruit": content}}
-    assert result.calls[0].status == "completed"
-
-
-def test_an_unanswered_elicitation_is_cancelled(script: Script, tmp_path: Path) -> None:
-    person = Answering(Unanswered("expired"))
-    schema = {"type": "object", "properties": {"fruit": FRUIT}}
-    acp.run(
-        script.agent([[{"ask": {"message": "Which?", "schema": schema}}]]),
-        "go",
-        interaction=person,
-        cwd=tmp_path,
-    )
-    assert script.events("elicitation")[0]["answer"] == {"action": "cancel"}
 
 
 @pytest.mark.parametrize(
