@@ -130,6 +130,7 @@ TRAITS: dict[str, str] = {
     "agent": "AgentInfo",
     "keyboard": "boolean",
     "_frontend": "string",
+    "_widget_id": "string",
 }
 """The TypeScript type of each synced trait of ``NotebookInteraction``."""
 
@@ -175,6 +176,7 @@ CONSTANTS = [
     ("KERNEL_GONE", labels.KERNEL_GONE, "string"),
     ("KERNEL_GONE_NOTE", labels.KERNEL_GONE_NOTE, "string"),
     ("KERNEL_GONE_STATUS", labels.KERNEL_GONE_STATUS, "string"),
+    ("NOT_CONNECTED_NOTE", labels.NOT_CONNECTED_NOTE, "string"),
 ]
 
 

@@ -9,9 +9,10 @@
 // an open question shows the arguments (the card's own "Arguments" fold waits
 // until it is answered); a settled question says the decision and why, so the
 // call's step and the error the model was told are not said again; and a view
-// whose kernel went away says so and takes no more answers (`kernelGone`).
+// whose kernel went away says so and takes no more answers (`kernelGone`), as does a
+// view that is not connected to the kernel (`notConnected`).
 
-import { CLASS_HINT, KERNEL_GONE, KERNEL_GONE_NOTE, KIND_HINT } from "./constants.gen.js";
+import { CLASS_HINT, KERNEL_GONE, KERNEL_GONE_NOTE, KIND_HINT, NOT_CONNECTED_NOTE } from "./constants.gen.js";
 import { contentEl } from "./content.js";
 import { h, prettyJson, setAttr, setShown, setText } from "./dom.js";
 import { OUTCOME_LABEL, badgeKind, besideLabel, lookup, warnings } from "./labels.js";
@@ -71,6 +72,8 @@ export class CardView {
     this.cancelSent = false;
     /** whether the kernel this view talks to went away */
     this.gone = false;
+    /** whether this view's model cannot reach the kernel (it has no comm) */
+    this.offline = false;
     /** @type {boolean | null} the person's choice to open or close a finished card; null: not made */
     this.expanded = null;
     this.collapsible = false;
@@ -244,7 +247,7 @@ export class CardView {
     }
 
     setShown(this.cancel, card.cancellable === true && inProgress && !this.gone);
-    this.cancel.disabled = this.cancelSent || this.gone;
+    this.cancel.disabled = this.cancelSent || this.gone || this.offline;
 
     setRevealed(this.argsPre, choice ? "" : prettyJson(card.arguments ?? {}));
     // An open question shows the arguments itself (and the editor for them).
@@ -324,6 +327,7 @@ export class CardView {
     this.questionSlot.replaceChildren(this.question.el);
     setShown(this.questionSlot, true);
     if (this.gone) this.question.lost(KERNEL_GONE_NOTE);
+    else if (this.offline) this.question.lost(NOT_CONNECTED_NOTE);
     else if (this.question.open) this.pendingFocus = { id: String(question.id), question: this.question };
   }
 
@@ -358,6 +362,14 @@ export class CardView {
     const card = this.card;
     this.card = null;
     if (card) this.update(card);
+  }
+
+  /** This view cannot reach the kernel: an open question says so and takes no answer. */
+  notConnected() {
+    if (this.gone) return;
+    this.offline = true;
+    this.cancel.disabled = true;
+    this.question?.lost(NOT_CONNECTED_NOTE);
   }
 
   dispose() {

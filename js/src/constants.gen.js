@@ -205,3 +205,5 @@ export const KERNEL_GONE = "Kernel gone";
 export const KERNEL_GONE_NOTE = "The kernel went away (restarted or shut down): this question can no longer be answered, and nothing it asked runs.";
 /** @type {string} */
 export const KERNEL_GONE_STATUS = "Stopped: the kernel went away";
+/** @type {string} */
+export const NOT_CONNECTED_NOTE = "This view is not connected to the kernel: it cannot send an answer. It can once the kernel shows the question here again.";

@@ -4,6 +4,7 @@
 // imports it and hands it anywidget's lifecycle.
 
 import { version } from "../package.json";
+import { modelInitialized } from "./live.js";
 import { attachMerger } from "./state.js";
 import { TurnView } from "./view.js";
 
@@ -13,8 +14,11 @@ export { version };
 /** @type {import("./model").TurnWidget} */
 export default {
   // Runs once per model: kernel messages are merged once however many views exist.
+  // The views of a widget drawn from an older model of it look for the live one.
   initialize({ model }) {
-    return attachMerger(model);
+    const cleanup = attachMerger(model);
+    modelInitialized(model.get("_widget_id"));
+    return cleanup;
   },
   render({ model, el }) {
     const view = new TurnView(model, el);

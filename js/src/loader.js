@@ -3,6 +3,8 @@
 // reference, imports that widget's code once per page (by its digest) and hands
 // anywidget's lifecycle to it. If the code cannot be had, the view says so.
 
+import { withTimeout } from "./timeout.js";
+
 /** @typedef {import("@anywidget/types").AnyModel<import("./model").FrontendCode>} FrontendModel */
 /** @typedef {import("./model").Model} Model */
 /** @typedef {import("./model").TurnModel} TurnModel */
@@ -60,6 +62,7 @@ async function sharedModel(model, id, wait) {
       const found = await withTimeout(
         manager.get_model(id),
         Math.max(deadline - Date.now(), 0),
+        "no answer from the widget manager",
       );
       if (found) return /** @type {FrontendModel} */ (/** @type {unknown} */ (found));
     } catch (error) {
@@ -75,21 +78,6 @@ async function sharedModel(model, id, wait) {
     }
     await new Promise((resolve) => setTimeout(resolve, RETRY_EVERY));
   }
-}
-
-/**
- * @template T
- * @param {Promise<T>} promise
- * @param {number} ms
- * @returns {Promise<T>}
- */
-function withTimeout(promise, ms) {
-  /** @type {ReturnType<typeof setTimeout> | undefined} */
-  let timer;
-  const timeout = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error("no answer from the widget manager")), ms);
-  });
-  return /** @type {Promise<T>} */ (Promise.race([promise, timeout])).finally(() => clearTimeout(timer));
 }
 
 /**

@@ -339,4 +339,5 @@ export interface Model {
   agent: AgentInfo;
   keyboard: boolean;
   _frontend: string;
+  _widget_id: string;
 }

@@ -5,13 +5,16 @@
 // text between cards is its own Markdown view, so while the turn streams only
 // the last one re-renders. When the kernel goes away (restarted or shut down: the
 // widget manager drops the model's comm, or a message cannot be sent), the view
-// says so, its questions take no answer and its countdowns stop.
+// says so, its questions take no answer and its countdowns stop. A view drawn from a
+// model without a comm (saved state) says that it is not connected and takes no
+// answer, and moves to the live model of its widget once the page has one (live.js).
 
 import { agentText, ranByAgent, ranByAgentText } from "./agent.js";
 import { CardView } from "./card.js";
 import { KERNEL_GONE_STATUS, PLAN_GLYPH, PROTOCOL_VERSION, STOP_REASON, TURN_STATUS } from "./constants.gen.js";
 import { Ticker } from "./countdown.js";
 import { capture, join, leave, restore } from "./drafts.js";
+import { findLive, watchModels } from "./live.js";
 import { cancelFrame, h, isTextField, requestFrame, setAttr, setShown, setText } from "./dom.js";
 import { Whoami, answeredFor, pageId } from "./identity.js";
 import { MarkdownView } from "./markdown.js";
@@ -119,6 +122,11 @@ export class TurnView {
     this.copy.addEventListener("click", () => this.copyMarkdown());
 
     this.onChange = () => this.schedule();
+    /** whether the view's model cannot reach the kernel (see `checkLink`) */
+    this.offline = false;
+    /** @type {(() => void) | null} drops the listeners on a model this view moved to */
+    this.releaseModel = null;
+    this.linkChecks = 0;
     for (const name of TRAITS) model.on(`change:${name}`, this.onChange);
     this.render();
     // What was typed in a view of this widget that was redrawn comes back here (drafts.js),
@@ -154,7 +162,74 @@ export class TurnView {
     // ipywidgets' manager drops every model's comm when its kernel restarts or dies.
     this.onCommLive = () => this.kernelGone();
     model.on("comm_live_update", this.onCommLive);
+    /** @type {unknown} */
+    const widgetId = model.get("_widget_id");
+    this.widgetId = typeof widgetId === "string" ? widgetId : "";
+    this.unwatch = this.widgetId ? watchModels(this.widgetId, () => void this.checkLink()) : () => {};
+    void this.checkLink();
     this.sendOrNotice({ type: "rendered" });
+  }
+
+  /**
+   * Ask the page's widget manager which model of this widget is live: move to it when
+   * it is another one, say that the view is not connected when there is none.
+   */
+  async checkLink() {
+    if (this.disposed || !this.widgetId) return;
+    const check = ++this.linkChecks;
+    const link = await findLive(this.model, this.widgetId);
+    // Only the latest look counts; a look started before the view went changes nothing.
+    if (check !== this.linkChecks || this.disposed) return;
+    if (link.kind === "moved") this.moveTo(link.model, link.release);
+    else if (link.kind === "offline") this.notConnected();
+  }
+
+  /** The view's model has no comm: its questions say so and take no answer. */
+  notConnected() {
+    if (this.disposed) return;
+    this.offline = true;
+    for (const view of this.cards.values()) view.notConnected();
+  }
+
+  /**
+   * Talk through `model` (the live model of this widget) from now on: listeners move
+   * to it, the cards are drawn anew from its state, and what the person was typing in
+   * a question that is still the same one stays; the kernel hears that a view is there.
+   * @param {TurnModel} model
+   * @param {() => void} release drops every listener added through `model`
+   */
+  moveTo(model, release) {
+    const draft = capture(this.root, this.openQuestions());
+    this.listen(false);
+    this.releaseModel?.();
+    this.model = model;
+    this.releaseModel = release;
+    this.listen(true);
+    this.gone = false;
+    this.offline = false;
+    for (const view of this.cards.values()) {
+      view.dispose();
+      view.el.remove();
+    }
+    this.cards.clear();
+    this.render();
+    if (draft !== null) {
+      const focused = restore(this.root, this.openQuestions(), draft);
+      if (focused !== null) this.focused.add(focused);
+    }
+    this.sendOrNotice({ type: "rendered" });
+  }
+
+  /**
+   * Add (or remove) this view's listeners on its model.
+   * @param {boolean} on
+   */
+  listen(on) {
+    const model = this.model;
+    const add = on ? model.on.bind(model) : model.off.bind(model);
+    for (const name of TRAITS) add(`change:${name}`, this.onChange);
+    add("msg:custom", /** @type {(...args: unknown[]) => void} */ (this.onCustom));
+    add("comm_live_update", this.onCommLive);
   }
 
   /**
@@ -165,6 +240,11 @@ export class TurnView {
    */
   sendOrNotice(message) {
     if (this.gone) return false;
+    if (this.offline) {
+      // ipywidgets would drop it without a word: an answer's question says why instead.
+      this.notConnected();
+      return false;
+    }
     try {
       this.model.send(message);
       return true;
@@ -273,6 +353,7 @@ export class TurnView {
         if (!view) {
           view = new CardView(this.ctx, id);
           if (this.gone) view.kernelGone();
+          else if (this.offline) view.notConnected();
           this.cards.set(id, view);
         }
         view.update(state.calls[id]);
@@ -399,11 +480,12 @@ export class TurnView {
       }
     }
     this.disposed = true;
-    this.model.off("msg:custom", this.onCustom);
-    this.model.off("comm_live_update", this.onCommLive);
+    this.unwatch();
+    this.listen(false);
+    this.releaseModel?.();
+    this.releaseModel = null;
     cancelFrame(this.frame);
     this.frame = null;
-    for (const name of TRAITS) this.model.off(`change:${name}`, this.onChange);
     for (const view of this.cards.values()) view.dispose();
     this.cards.clear();
     this.segments.clear();

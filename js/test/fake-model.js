@@ -25,6 +25,10 @@ export class FakeModel {
     this.saves = 0;
     this.sets = [];
     this.widget_manager = widgetManager;
+    /** a live model's comm (ipywidgets); a model from saved state has none */
+    this.comm = {};
+    this.comm_live = true;
+    this.dropped = [];
   }
 
   get(name) {
@@ -52,6 +56,11 @@ export class FakeModel {
 
   send(message) {
     const copy = structuredClone(message);
+    if (this.comm === undefined) {
+      // ipywidgets drops what a model without a comm sends, without a word.
+      this.dropped.push(copy);
+      return;
+    }
     if (copy.type === "answer") {
       this.answerPages.push(copy.page);
       delete copy.page;
@@ -65,6 +74,11 @@ export class FakeModel {
 
   emit(name, ...args) {
     for (const l of [...this.listeners]) if (l.name === name) l.callback(...args);
+  }
+
+  /** Backbone's name for `emit`. */
+  trigger(name, ...args) {
+    this.emit(name, ...args);
   }
 
   /** A kernel custom message, as ipywidgets delivers it. */

@@ -12,9 +12,10 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+import uuid
 from functools import cache
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import anywidget
 import ipywidgets
@@ -116,6 +117,16 @@ class LoadsFrontend(anywidget.AnyWidget):
     _esm = loader()
     _frontend = traitlets.Instance(Frontend).tag(sync=True, **ipywidgets.widget_serialization)
     """The kernel session's shared ``Frontend``, which holds the code."""
+
+    _widget_id = traitlets.Unicode("").tag(sync=True)
+    """This widget's own model id. A page may draw a view from a model of it that has no
+    comm (the notebook's saved widget state) or that the kernel has since replaced (a
+    new ``comm_open`` under the same id); by this id the view finds the live one."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        # The id is chosen here so that the comm opens with the trait already set.
+        model_id = kwargs.pop("model_id", None) or uuid.uuid4().hex
+        super().__init__(model_id=model_id, _widget_id=model_id, **kwargs)
 
     @traitlets.default("_frontend")
     def _default_frontend(self) -> Frontend:

@@ -170,6 +170,12 @@ KERNEL_GONE_NOTE: Final = (
 """What an open question says once its kernel went away."""
 KERNEL_GONE_STATUS: Final = "Stopped: the kernel went away"
 """A running turn's status once its kernel went away."""
+NOT_CONNECTED_NOTE: Final = (
+    "This view is not connected to the kernel: it cannot send an answer. It can once "
+    "the kernel shows the question here again."
+)
+"""What an open question says in a view drawn from a widget model without a comm (the
+notebook's saved widget state) until the page has the widget's live model."""
 """A diff row after a last line that has no line ending, as unified diffs say it."""
 
 

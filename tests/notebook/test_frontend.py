@@ -16,6 +16,7 @@ import mead_notebook
 from mead_notebook import NotebookInteraction
 from mead_notebook.notebook import frontend
 from mead_notebook.notebook.frontend import Frontend, LoadsFrontend, shared_frontend
+from mead_notebook.notebook.waiting.views import REOPENS
 
 
 class OpenedComm(BaseComm):
@@ -91,6 +92,18 @@ def test_a_closed_shared_frontend_is_replaced(comms: list[OpenedComm]) -> None:
     assert second._frontend is not old
     assert second._frontend.comm is not None
     assert opened_state(second.comm)["_frontend"] == f"IPY_MODEL_{second._frontend.model_id}"
+
+
+def test_a_widget_names_its_own_model_id_from_its_first_comm_open(
+    comms: list[OpenedComm],
+) -> None:
+    widget = NotebookInteraction(display=False)
+    assert opened_state(widget.comm)["_widget_id"] == widget.model_id
+    chosen = LoadsFrontend(model_id="chosen")
+    assert chosen.model_id == opened_state(chosen.comm)["_widget_id"] == "chosen"
+    # Announced again (a new comm_open under the same id), it names the same id.
+    assert REOPENS.reopen(widget)
+    assert widget.model_id == opened_state(widget.comm)["_widget_id"] == widget._widget_id
 
 
 def test_any_loads_frontend_widget_shares_it(comms: list[OpenedComm]) -> None:
