@@ -9,12 +9,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import Dialog, Locator, Page, expect
+from playwright.sync_api import Dialog, Locator, Page, Response, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from .servers import JupyterServer
 
 OPEN_TIMEOUT = 60_000
 RUN_TIMEOUT = 60_000
+SAVE_TIMEOUT = 30_000
 STAMP = re.compile(r"^(UNBLOCKED|TOOL) (\d+\.\d+)$", re.MULTILINE)
 
 CLICK_RECORDER = """
@@ -153,9 +155,27 @@ class NotebookPage:
         return [c for c in found if c["label"] in labels]
 
     def save(self) -> None:
-        """Save the notebook with the toolbar's save button."""
+        """Save the notebook with the toolbar's save button; wait until the server answered
+        the page's save, or fail saying what the page shows instead (a dialog that holds
+        the save, such as "File Changed")."""
         toolbar = self.page.locator(".jp-NotebookPanel-toolbar")
-        toolbar.get_by_role("button", name=re.compile(r"^Save")).first.click()
+        button = toolbar.get_by_role("button", name=re.compile(r"^Save")).first
+        path = f"/api/contents/{self.name}.ipynb"
+
+        def is_save(response: Response) -> bool:
+            return response.request.method == "PUT" and response.url.split("?")[0].endswith(path)
+
+        try:
+            with self.page.expect_response(is_save, timeout=SAVE_TIMEOUT) as saved:
+                button.click()
+        except PlaywrightTimeoutError:
+            shown = self.page.locator(".jp-Dialog").all_inner_texts()
+            raise AssertionError(
+                f"{self.name}.ipynb was not saved within {SAVE_TIMEOUT / 1000:g} s of the click; "
+                f"dialogs: {shown or self.dialogs or 'none'}"
+            ) from None
+        response = saved.value
+        assert response.ok, f"saving {self.name}.ipynb: HTTP {response.status} {response.text()}"
 
     # -- the widget ------------------------------------------------------------------
 

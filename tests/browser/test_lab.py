@@ -290,6 +290,7 @@ def wait_saved_with_state(
 ) -> dict[str, dict[str, Any]]:
     """Wait until the saved notebook holds widget state with the shared frontend; return it."""
     deadline = time.monotonic() + timeout
+    saved = "nothing readable"
     while time.monotonic() < deadline:
         try:
             model = server.api("GET", f"api/contents/{name}.ipynb")
@@ -299,8 +300,14 @@ def wait_saved_with_state(
         state: dict[str, dict[str, Any]] = widgets.get(WIDGET_STATE, {}).get("state", {})
         if any("code" in s.get("state", {}) for s in state.values()):
             return state
+        if model is not None:
+            names = sorted(str(s.get("model_name")) for s in state.values())
+            saved = f"widget state of {len(state)} models ({', '.join(names)})"
         time.sleep(0.2)
-    raise AssertionError(f"{name}.ipynb was not saved with the widget state in {timeout} s")
+    raise AssertionError(
+        f"{name}.ipynb was not saved with the shared frontend's state in {timeout} s; "
+        f"it holds {saved}"
+    )
 
 
 def test_model_text_and_arguments_render_inert(lab: NotebookPage) -> None:
