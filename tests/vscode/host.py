@@ -109,6 +109,9 @@ class VSCodeHost:
     def open_webview(self, timeout: float = 60.0) -> Page:
         """A new webview (a new page) for the notebook: no widget in it, every output sent."""
         if self.page is not None:
+            # What the page sent before it goes still reaches the kernel, as in VS Code;
+            # closing it says nothing more.
+            self.step()
             self.page.close()  # a closed editor: nothing is said to the kernel
         page = self.context.new_page()
         page.route(BASE + "**", self._serve)

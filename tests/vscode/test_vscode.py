@@ -24,6 +24,20 @@ from .host import VSCodeHost
 pytestmark = pytest.mark.browser
 
 QUESTION_TIMEOUT = 60.0
+FIRST_VIEW_GRACE = 30.0
+"""How long a question waits for the webview's first view. The webview loads anywidget's
+script after VS Code's CDN check (1 s offline, as the host does it) and then the
+frontend: on a busy machine that takes longer than NotebookInteraction's 3 s grace, and a
+question that no view showed in time would go unanswered before the test could click."""
+PAGE = (
+    PRELUDE
+    + f"""
+class Timed(Timed):
+    def __init__(self, **kwargs):
+        kwargs.setdefault("grace", {FIRST_VIEW_GRACE!r})
+        super().__init__(**kwargs)
+"""
+)
 LOAD_FILE = ARTIFACTS / "vscode-load.json"
 LOADS: dict[str, float] = {}
 """Display to rendered of each test's first widget, in ms (written to LOAD_FILE)."""
@@ -124,7 +138,7 @@ def allow_and_check(host: VSCodeHost, msg_id: str, latencies: Latencies, test: s
     ],
 )
 def test_allow_in_a_cell(host: VSCodeHost, latencies: Latencies, cell: str, test: str) -> None:
-    host.run(PRELUDE)
+    host.run(PAGE)
     msg_id = host.execute(cell)
     allow_and_check(host, msg_id, latencies, test)
     assert "RESULT completed saved note: hello" in host.cells[msg_id].stdout
@@ -133,7 +147,7 @@ def test_allow_in_a_cell(host: VSCodeHost, latencies: Latencies, cell: str, test
 
 
 def test_allow_a_background_turn(host: VSCodeHost, latencies: Latencies) -> None:
-    host.run(PRELUDE)
+    host.run(PAGE)
     started = host.run(BACKGROUND_ALLOW)
     assert "STARTED" in started.stdout
     assert started.reply is not None
@@ -184,7 +198,7 @@ views.set_timing(views.Timing(ping_every=1.0, answer_within=0.5, announce_every=
 def test_a_reopened_editor_gets_the_waiting_question(
     host: VSCodeHost, latencies: Latencies
 ) -> None:
-    host.run(PRELUDE + QUICK)
+    host.run(PAGE + QUICK)
     msg_id = host.execute(CHOICE_SYNC)
     tea = lambda: turn(host).get_by_label("Green tea")  # noqa: E731
     shown = lambda: visible(tea())  # noqa: E731
