@@ -94,7 +94,9 @@ class Capabilities:
     - ``no_answer_text``: an unanswered question is told as text (else: the agent
       is told the question was cancelled, as an error);
     - ``error_flag``: a failed call is told to the model flagged as an error (else:
-      only in words, which the suite still checks).
+      only in words, which the suite still checks);
+    - ``own_words``: a question takes any answer in the person's own words (else: the
+      words must name one of its options, as a form's field sends only what fits it).
     """
 
     denial_message: bool = True
@@ -104,6 +106,7 @@ class Capabilities:
     counts_rounds: bool = True
     no_answer_text: bool = True
     error_flag: bool = True
+    own_words: bool = True
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,7 @@ def _question(call: ToolCall) -> dict[str, Any]:
         if arguments.get("multiple")
         else {"type": "string", "title": "answer", "oneOf": options}
     )
-    schema = {"type": "object", "properties": {"answer": field}}
+    schema = {"type": "object", "properties": {"answer": field}, "required": ["answer"]}
     return {"ask": {"id": call.id, "message": arguments["prompt"], "schema": schema}}
 
 
@@ -130,6 +130,7 @@ class Harness:
         cancel_stops_turn=True,
         counts_rounds=False,
         no_answer_text=False,
+        own_words=False,
     )
     content = ContentCase(
         replies=[[ToolCall("write_file", {"path": "b.txt", "text": "hi"}, "w1")], ["ok"]],
