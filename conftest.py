@@ -10,8 +10,9 @@ Every run ends with the time per area and its slowest tests, also written to
 ``tests/artifacts/durations.json``: ``total_s``, the run's wall time; ``areas``,
 per area the tests' summed time and the span from the first start to the last
 end; ``outcomes``, how many tests passed, failed, errored or were skipped;
-``slowest``; ``files``, each test file's summed time, slowest first; and ``setup_s`` and ``checks_s`` when ``scripts/test.sh`` passes them
-in ``MEAD_SETUP_S`` and ``MEAD_CHECKS_S``. So growth shows where it comes from.
+``slowest``; ``files``, each test file's summed time, slowest first; and
+``setup_s`` and ``checks_s`` when ``scripts/test.sh`` passes them in
+``MEAD_SETUP_S`` and ``MEAD_CHECKS_S``. So growth shows where it comes from.
 """
 
 from __future__ import annotations
