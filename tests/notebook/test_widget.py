@@ -55,10 +55,12 @@ def test_synced_traits_are_the_protocol_ones(make: Any) -> None:
         "agent",
         "keyboard",
         "_frontend",
+        "_widget_id",
     }
     opened = [d for t, d in c.sent if t == "comm_open"]
     assert opened[0]["state"]["status"] == "idle"
     assert opened[0]["state"]["calls"] == {}
+    assert opened[0]["state"]["_widget_id"] == w.model_id
 
 
 @pytest.mark.parametrize(
