@@ -10,18 +10,44 @@ can be checked against it, so nothing passes.
 ``jsonschema`` is imported on the first check, not with this module: its import
 builds a grammar for IRIs when ``rfc3987-syntax`` is installed (as Jupyter's own
 dependencies install it), a second or more that a notebook importing the widget
-would otherwise wait for.
+would otherwise wait for. :func:`warm` imports it in the background once a person
+is asked, so that their edited arguments are not checked after that wait either.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import threading
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import jsonschema
 
-__all__ = ["check", "parse", "schema_problem"]
+log = logging.getLogger(__name__)
+log.addHandler(logging.NullHandler())
+
+__all__ = ["check", "parse", "schema_problem", "warm"]
+
+_warming: threading.Thread | None = None
+_warming_lock = threading.Lock()
+
+
+def warm() -> threading.Thread:
+    """Import ``jsonschema`` in a thread of its own (once per process); that thread."""
+    global _warming
+    with _warming_lock:
+        if _warming is None:
+            _warming = threading.Thread(target=_import, name="mead-jsonschema-import", daemon=True)
+            _warming.start()
+        return _warming
+
+
+def _import() -> None:
+    try:
+        import jsonschema  # noqa: F401
+    except Exception:  # the first check raises it again, where it is reported
+        log.debug("jsonschema could not be imported ahead of a check", exc_info=True)
 
 
 def _validator_class(schema: dict[str, Any]) -> type[jsonschema.protocols.Validator]:

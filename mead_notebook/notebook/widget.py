@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, Final, cast
 
+from .. import schema
 from ..calls import Call
 from ..driver import WITHDRAWN
 from ..interaction import (
@@ -303,6 +304,7 @@ class NotebookInteraction(SyncedTurn):
             # What the request does not say (a diff an update showed) stays as the card has it.
             details = cast(Update, {"status": card["status"], **request})
             self._put_card(cards.updated(card, details), send=False)
+        schema.warm()  # the person's edited arguments are checked against the tool's schema
         return self._questions.permission(request)
 
     def ask_choice(self, context: Any, choice: Choice) -> Picked | Answered | Unanswered:

@@ -67,6 +67,27 @@ def test_the_widget_imports_jsonschema_only_when_it_checks() -> None:
     assert done.stdout.splitlines() == ["False", "n: 'x' is not of type 'integer'", "True"]
 
 
+def test_asking_a_person_imports_jsonschema_in_the_background() -> None:
+    """So that the person's edited arguments are checked without that wait."""
+    done = python(
+        "import sys\n"
+        "from mead_notebook import NotebookInteraction\n"
+        "w = NotebookInteraction(display=False, grace=0.01)\n"
+        "w.turn_started(None, 'go')\n"
+        "w.tool_updated(None, {'tool_call_id': 'c1', 'title': 't', 'status': 'pending',\n"
+        "                      'arguments': {}, 'tool': 't', 'server': 'local'})\n"
+        "print(w.request_permission(None, {'tool_call_id': 'c1', 'tool': 't',\n"
+        "                                  'server': 'local', 'arguments': {}}).reason)\n"
+        "from mead_notebook import schema\n"
+        "thread = schema._warming\n"
+        "print(thread.name)\n"
+        "thread.join(60)\n"
+        "print('jsonschema' in sys.modules)\n"
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["expired", "mead-jsonschema-import", "True"]
+
+
 @pytest.mark.parametrize(
     ("module", "blocked", "extra"),
     [

@@ -18,6 +18,8 @@ pytestmark = pytest.mark.browser
 QUESTION_TIMEOUT = 60_000
 QUIET_MS = 1_500
 """How long a key that must do nothing is given to do something anyway."""
+REPLY_TIMEOUT = 30_000
+"""How long the kernel may take to answer the page on a loaded machine (ms)."""
 
 TOOLS = '''
 RAN = []
@@ -244,7 +246,9 @@ def edit_the_arguments(nb: NotebookPage) -> None:
     editor.fill('{"path": "a.png", "width": "wide"}')
     allow.click()
     rejected = q.locator(".mead-rejected")
-    expect(rejected).to_contain_text("Not accepted: the edited arguments do not fit the tool")
+    expect(rejected).to_contain_text(
+        "Not accepted: the edited arguments do not fit the tool", timeout=REPLY_TIMEOUT
+    )
     expect(rejected).to_contain_text("'wide' is not of type 'integer'")
     expect(allow).to_be_enabled()
     expect(nb.card("resize")).to_contain_text("Waiting for you")
