@@ -453,6 +453,8 @@ class Questions:
                         self._unattended(q, nobody)
                         continue
                     limit = min(limit, grace_end - now)
+                    if presence is not None:  # a view's pong counts as its 'rendered'
+                        limit = min(limit, presence.probe())
                 elif presence is not None:
                     limit = min(limit, presence.due())
                 if deadline is not None:

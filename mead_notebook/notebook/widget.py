@@ -329,6 +329,8 @@ class NotebookInteraction(SyncedTurn):
                 self._presence.heard()
                 self._cancel(message["tool_call_id"])
             elif message["type"] == "pong":
+                # A view answers: it is there, even if its 'rendered' never reached the kernel.
+                self._questions.view_rendered()
                 self._presence.pong(message["seq"])
             elif message["type"] == "gone":
                 self._presence.gone()

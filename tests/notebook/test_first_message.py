@@ -4,10 +4,15 @@ A kernel that dispatches comm messages on another thread (ipykernel 7 with comms
 over a subshell, as JupyterLab sends them) can hand a fast page's ``rendered`` to
 the widget while the cell that makes it is still in ``__init__``; the widget must
 take it, or its questions never count a view and are settled by the fallback.
+ipywidgets itself leaves a moment between publishing the comm and hearing on it,
+where a ``rendered`` is lost for good: a question that has heard of no view pings,
+and a view's pong counts as its ``rendered``.
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 import comm
@@ -53,6 +58,53 @@ def test_a_view_that_renders_while_the_widget_is_made_is_counted(
         assert isinstance(decision, Allow), decision
         answer = w.calls["call_1"]["question"]["answer"]
         assert answer["decision"] == "allow"
+    finally:
+        w.interrupt(None)
+        w.close()
+
+
+class PongsOnly(RecordingComm):
+    """A view whose ``rendered`` was lost: it only answers the kernel's pings."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.deliver: Any = None
+        super().__init__(**kwargs)
+
+    def publish_msg(self, msg_type: str, data: dict[str, Any] | None = None, **keys: Any) -> None:
+        super().publish_msg(msg_type, data, **keys)
+        content = (data or {}).get("content") or {}
+        if msg_type == "comm_msg" and content.get("type") == "ping" and self.deliver is not None:
+            pong = {"type": "pong", "seq": content["seq"]}
+            threading.Thread(target=self.deliver, args=(pong,), daemon=True).start()
+
+
+def test_a_view_whose_rendered_was_lost_is_found_by_a_ping(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    made: list[PongsOnly] = []
+
+    def create(*args: Any, **kwargs: Any) -> PongsOnly:
+        made.append(PongsOnly(**kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(comm, "create_comm", create)
+    # The person answers after the grace: unless the pong counted, the fallback
+    # would have settled the question (denied as expired) by then.
+    w = NotebookInteraction(grace=0.3, timeout=30.0)
+    try:
+        made[-1].deliver = w.deliver
+        w.turn_started(None, "x")
+
+        def late_person() -> None:
+            time.sleep(1.0)
+            answer_when_asked(w, w.comm, "call_1", decision="allow").join(10)
+
+        person = threading.Thread(target=late_person, daemon=True)
+        person.start()
+        decision = ask(w)
+        person.join(15)
+        assert isinstance(decision, Allow), decision
+        assert made[-1].custom("ping"), "the question never pinged"
     finally:
         w.interrupt(None)
         w.close()

@@ -43,6 +43,19 @@ def test_nothing_happens_while_no_question_waits() -> None:
     assert p.due() == float("inf")
 
 
+def test_a_probe_pings_at_most_every_answer_within_and_its_pong_counts() -> None:
+    p, clock, events = presence()
+    assert p.probe() == 2.0
+    clock.now += 1.5
+    assert p.probe() == pytest.approx(0.5), "not again before answer_within"
+    clock.now += 0.5
+    assert p.probe() == 2.0
+    assert events == ["ping 1", "ping 2"]
+    p.pong(2)  # a probe's seq is a ping's: its pong is heard
+    p.start()
+    assert p.due() == 8.0
+
+
 def test_answered_pings_announce_nothing_and_wake_once_per_ping() -> None:
     p, clock, events = presence()
     p.start()

@@ -157,6 +157,8 @@ class Presence:
         """No view is left: announce every ``announce_every`` seconds instead of pinging."""
         self._next: float | None = None
         """When :meth:`tick` acts next (None: no question waits)."""
+        self._probed: float | None = None
+        """When :meth:`probe` last pinged."""
         self.announced = 0
         """How many times the widget was announced again (for tests and benchmarks)."""
 
@@ -214,6 +216,21 @@ class Presence:
         self._next = now + every
         seq = self._seq
         return lambda: self._ping(seq)
+
+    def probe(self) -> float:
+        """No view has said that it rendered the widget while a question waits: ping now,
+        at most every ``answer_within`` seconds, so that a view whose ``rendered`` was lost
+        (sent before the kernel could hear it) answers. Seconds until the next probe."""
+        with self._lock:
+            now = self._clock()
+            every = self.timing.answer_within
+            if self._probed is not None and now - self._probed < every:
+                return self._probed + every - now
+            self._probed = now
+            self._seq += 1
+            seq = self._seq
+        self._call(lambda: self._ping(seq))
+        return every
 
     def pong(self, seq: int) -> None:
         """A view answered ping ``seq`` (late or not): somebody is there."""
