@@ -119,7 +119,15 @@ def person(chromium: Browser, server: JupyterServer, name: str) -> Page:
     context.set_default_timeout(30_000)
     context.add_init_script(CLICK_RECORDER)
     context.add_cookies([{"name": COOKIE, "value": name, "url": server.url}])
-    return context.new_page()
+    page = context.new_page()
+    # A page's own save can race the collaboration server's save of the shared notebook,
+    # and JupyterLab then asks "File Changed" (overwrite or revert?) over the page. The
+    # server goes on saving the shared document: the page's save is cancelled.
+    page.add_locator_handler(
+        page.get_by_role("dialog", name=re.compile(r"^File Changed")),
+        lambda dialog: dialog.get_by_role("button", name="Cancel", exact=True).click(),
+    )
+    return page
 
 
 def trust(page: Page) -> None:
