@@ -30,6 +30,18 @@ LINE_LIMIT = 4096
 STDERR_CHUNK = 64 * 1024
 
 
+async def _gone(procs: list[psutil.Process], timeout: float) -> None:
+    """Wait up to ``timeout`` s for ``procs`` to exit, on the loop itself: at the
+    interpreter's exit (an atexit close) no thread can be started to wait in."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    alive = procs
+    while alive and loop.time() < deadline:
+        _, alive = psutil.wait_procs(alive, timeout=0)
+        if alive:
+            await asyncio.sleep(0.02)
+
+
 class AgentProcess:
     """One running agent; :meth:`kill` ends its process group and every descendant.
 
@@ -114,10 +126,7 @@ class AgentProcess:
         self._signal(signal.SIGTERM, tree)
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self.proc.wait(), TERM_GRACE)
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(
-                asyncio.to_thread(psutil.wait_procs, tree, TERM_GRACE), 2 * TERM_GRACE
-            )
+        await _gone(tree, TERM_GRACE)
         # The leader may be gone while its children hold the group.
         self._signal(signal.SIGKILL, tree)
         try:

@@ -6,6 +6,7 @@ import asyncio
 import dataclasses
 import json
 import logging
+import os
 import signal
 import sys
 import threading
@@ -324,3 +325,23 @@ def test_the_stderr_tail_keeps_the_last_lines_and_bounds_a_long_one() -> None:
     assert lines[-2] == "line 99"
     assert len(lines) <= 40
     assert all(len(line) <= 4096 for line in lines)
+
+
+def test_kill_ends_the_tree_when_no_thread_can_be_started(tmp_path: Path) -> None:
+    """At the interpreter's exit (an atexit close) the loop's executor is shut down: the
+    agent's tree is still killed, a child that ignores SIGTERM included."""
+    pids = tmp_path / "pids"
+    script = f"trap '' TERM; sleep 60 & echo $! > {pids}; wait"
+
+    async def kill() -> int:
+        process = await AgentProcess.spawn("stubborn", ["sh", "-c", script], os.environ, ".")
+        for _ in range(200):
+            if pids.exists() and pids.read_text().strip():
+                break
+            await asyncio.sleep(0.01)
+        await asyncio.get_running_loop().shutdown_default_executor()
+        await process.kill()
+        return int(pids.read_text())
+
+    child = asyncio.run(kill())
+    assert not psutil.pid_exists(child) or psutil.Process(child).status() == "zombie"
