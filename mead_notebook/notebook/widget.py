@@ -333,6 +333,8 @@ class NotebookInteraction(SyncedTurn):
                 self._questions.view_rendered()
                 self._presence.pong(message["seq"])
             elif message["type"] == "gone":
+                # A view says goodbye: there was one, even if its 'rendered' was lost.
+                self._questions.view_rendered()
                 self._presence.gone()
             else:
                 with self._lock:

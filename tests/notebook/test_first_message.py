@@ -21,6 +21,7 @@ from fakes import RecordingComm, answer_when_asked
 from widget_helpers import ask
 
 from mead_notebook.interaction import Allow
+from mead_notebook.notebook.waiting import views
 from mead_notebook.notebook.widget import NotebookInteraction
 
 pytestmark = pytest.mark.timeout(60)
@@ -106,5 +107,41 @@ def test_a_view_whose_rendered_was_lost_is_found_by_a_ping(
         assert isinstance(decision, Allow), decision
         assert made[-1].custom("ping"), "the question never pinged"
     finally:
+        w.interrupt(None)
+        w.close()
+
+
+def test_a_goodbye_from_a_view_whose_rendered_was_lost_brings_the_widget_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    made: list[RecordingComm] = []
+
+    def create(*args: Any, **kwargs: Any) -> RecordingComm:
+        made.append(RecordingComm(**kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(comm, "create_comm", create)
+    old = views.set_timing(views.Timing(ping_every=0.2, answer_within=0.1, announce_every=0.2))
+    # A long grace: unless the goodbye counted as a view, nothing is announced before it ends.
+    w = NotebookInteraction(grace=30.0, timeout=30.0)
+    try:
+        w.turn_started(None, "x")
+        decided: list[Any] = []
+        asking = threading.Thread(target=lambda: decided.append(ask(w)), daemon=True)
+        asking.start()
+        deadline = time.monotonic() + 10
+        while not (w.calls.get("call_1") or {}).get("question") and time.monotonic() < deadline:
+            time.sleep(0.01)
+        opened = len(made)
+        w.deliver({"type": "gone"})
+        while len(made) == opened and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(made) > opened, "the widget was not announced again after the goodbye"
+        question = w.calls["call_1"]["question"]
+        w.deliver({"type": "answer", "question_id": question["id"], "decision": "allow"})
+        asking.join(10)
+        assert isinstance(decided[0], Allow), decided
+    finally:
+        views.set_timing(old)
         w.interrupt(None)
         w.close()
