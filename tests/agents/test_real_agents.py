@@ -464,10 +464,13 @@ def test_strict_stops_the_turn_at_a_command_run_under_the_projects_rules(rig: Ri
         result = acp.run(spec, "Run it", interaction=person, cwd=rig.cwd, strict=True)
     assert result.stop_reason == "interrupted", result
     assert person.requests == []
-    [call] = result.calls
+    call, *later = result.calls
     assert (call.status, call.outcome, call.decided_by) == ("failed", "interrupted", "agent")
     assert "ran without asking (strict)" in (call.error or ""), call
     assert result.stopped == call.error
+    # On a loaded machine the agent may report its next call before the cancel reaches
+    # it: that call never completes, and its command never runs.
+    assert all(c.status != "completed" for c in later), later
     assert not (rig.cwd / "second.txt").exists()
 
 
