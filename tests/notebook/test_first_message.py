@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+from typing import Any, TypeVar
 
 import comm
 import pytest
@@ -25,6 +25,20 @@ from mead_notebook.notebook.waiting import views
 from mead_notebook.notebook.widget import NotebookInteraction
 
 pytestmark = pytest.mark.timeout(60)
+
+C = TypeVar("C", bound=RecordingComm)
+
+
+def comms_made(monkeypatch: pytest.MonkeyPatch, kind: type[C]) -> list[C]:
+    """Every comm the widget makes from now on is a ``kind``; the list of those made."""
+    made: list[C] = []
+
+    def create(*args: Any, **kwargs: Any) -> C:
+        made.append(kind(**kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(comm, "create_comm", create)
+    return made
 
 
 class RenderedAtOnce(RecordingComm):
@@ -40,13 +54,7 @@ class RenderedAtOnce(RecordingComm):
 def test_a_view_that_renders_while_the_widget_is_made_is_counted(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    made: list[RenderedAtOnce] = []
-
-    def create(*args: Any, **kwargs: Any) -> RenderedAtOnce:
-        made.append(RenderedAtOnce(**kwargs))
-        return made[-1]
-
-    monkeypatch.setattr(comm, "create_comm", create)
+    made = comms_made(monkeypatch, RenderedAtOnce)
     # No grace: unless the view's rendered counted, the question is settled at once
     # by the fallback (denied as expired) instead of waiting for the person.
     w = NotebookInteraction(grace=0.0, timeout=30.0)
@@ -82,13 +90,7 @@ class PongsOnly(RecordingComm):
 def test_a_view_whose_rendered_was_lost_is_found_by_a_ping(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    made: list[PongsOnly] = []
-
-    def create(*args: Any, **kwargs: Any) -> PongsOnly:
-        made.append(PongsOnly(**kwargs))
-        return made[-1]
-
-    monkeypatch.setattr(comm, "create_comm", create)
+    made = comms_made(monkeypatch, PongsOnly)
     # The person answers after the grace: unless the pong counted, the fallback
     # would have settled the question (denied as expired) by then.
     w = NotebookInteraction(grace=0.3, timeout=30.0)
@@ -114,13 +116,7 @@ def test_a_view_whose_rendered_was_lost_is_found_by_a_ping(
 def test_a_goodbye_from_a_view_whose_rendered_was_lost_brings_the_widget_back(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    made: list[RecordingComm] = []
-
-    def create(*args: Any, **kwargs: Any) -> RecordingComm:
-        made.append(RecordingComm(**kwargs))
-        return made[-1]
-
-    monkeypatch.setattr(comm, "create_comm", create)
+    made = comms_made(monkeypatch, RecordingComm)
     old = views.set_timing(views.Timing(ping_every=0.2, answer_within=0.1, announce_every=0.2))
     # A long grace: unless the goodbye counted as a view, nothing is announced before it ends.
     w = NotebookInteraction(grace=30.0, timeout=30.0)
