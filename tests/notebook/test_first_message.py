@@ -20,9 +20,10 @@ import pytest
 from fakes import RecordingComm, answer_when_asked
 from widget_helpers import ask
 
-from mead_notebook.interaction import Allow
+from mead_notebook.interaction import Allow, Deny
 from mead_notebook.notebook.waiting import views
 from mead_notebook.notebook.widget import NotebookInteraction
+from mead_notebook.policies import AllowAll
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -139,5 +140,31 @@ def test_a_goodbye_from_a_view_whose_rendered_was_lost_brings_the_widget_back(
         assert isinstance(decided[0], Allow), decided
     finally:
         views.set_timing(old)
+        w.interrupt(None)
+        w.close()
+
+
+def test_what_counts_as_a_view_never_answers_for_the_person(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Pongs (forged ones too) and a goodbye say that a view is there: the question then
+    waits for the person, it is not settled by the fallback, which here would allow."""
+    made = comms_made(monkeypatch, PongsOnly)
+    w = NotebookInteraction(grace=0.2, timeout=1.5, fallback=AllowAll())
+    try:
+        made[-1].deliver = w.deliver
+        w.turn_started(None, "x")
+        for forged in (
+            {"type": "pong", "seq": 0},
+            {"type": "pong", "seq": 10**9},
+            {"type": "pong", "seq": "1"},
+            {"type": "gone"},
+        ):
+            w.deliver(forged)
+        decision = ask(w)
+        assert isinstance(decision, Deny), decision
+        assert decision.reason == "expired", decision
+        assert made[-1].custom("ping"), "the question never pinged"
+    finally:
         w.interrupt(None)
         w.close()
