@@ -124,6 +124,9 @@ def measure(fe: Frontend, mode: str, rounds: int) -> list[float]:
     if mode == "comm":
         comm_id = uuid.uuid4().hex
         fe.send_main("comm_open", {"comm_id": comm_id, "target_name": "mead-bench-stamp"})
+        # The main shell takes the open before this cell; a subshell would not wait for it.
+        reply, _ = fe.run(f"assert {comm_id!r} in get_ipython().kernel.comm_manager.comms")
+        assert reply["status"] == "ok", reply
         sent = []
         for _ in range(rounds):
             sent.append(comm_round(fe, comm_id))

@@ -114,7 +114,14 @@ class Frontend:
         }
         (spec_dir / "kernel.json").write_text(json.dumps(spec))
         specs = KernelSpecManager(kernel_dirs=[str(workdir / "kernels")])
-        self.km = KernelManager(kernel_name="mead-matrix", kernel_spec_manager=specs)
+        # Unix sockets, not TCP ports: a port picked free can be taken by another
+        # process before the kernel binds it, on a machine running many kernels.
+        self.km = KernelManager(
+            kernel_name="mead-matrix",
+            kernel_spec_manager=specs,
+            transport="ipc",
+            ip=str(workdir.resolve() / "ipc"),
+        )
         self._log = None if log is None else log.open("ab")
         options: dict[str, Any] = (
             {} if self._log is None else {"stdout": self._log, "stderr": self._log}
