@@ -10,7 +10,9 @@ Every run ends with the time per area and its slowest tests, also written to
 ``tests/artifacts/durations.json``: ``total_s``, the run's wall time; ``areas``,
 per area the tests' summed time and the span from the first start to the last
 end; ``outcomes``, how many tests passed, failed, errored or were skipped;
-``slowest``; ``files``, each test file's summed time, slowest first; and
+``by_worker``, under xdist, each worker's busy seconds and when it finished its last
+test (seconds into the run), which shows a run held up by one worker; ``slowest``;
+``files``, each test file's summed time, slowest first; and
 ``setup_s`` and ``checks_s`` when ``scripts/test.sh`` passes them in
 ``MEAD_SETUP_S`` and ``MEAD_CHECKS_S``. So growth shows where it comes from.
 """
@@ -129,6 +131,7 @@ class Timings:
         self.started = STARTED
         self.tests: dict[str, dict[str, float]] = {}
         self.outcomes: dict[str, str] = {}
+        self.workers: dict[str, dict[str, float]] = {}
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         nodeid = report.nodeid
@@ -138,6 +141,11 @@ class Timings:
             nodeid, {"duration": 0.0, "start": report.start, "stop": report.stop}
         )
         entry["duration"] += report.duration
+        node = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", None)
+        if node is not None:
+            worker = self.workers.setdefault(node, {"busy": 0.0, "last": report.stop})
+            worker["busy"] += report.duration
+            worker["last"] = max(worker["last"], report.stop)
         entry["start"] = min(entry["start"], report.start)
         entry["stop"] = max(entry["stop"], report.stop)
         if report.when == "call" or report.outcome != "passed":
@@ -159,6 +167,9 @@ class Timings:
                 f"{name:<10} {area['tests']:>5} tests {area['sum_s']:>9.1f} s summed "
                 f"{area['span_s']:>8.1f} s from the first start to the last end"
             )
+        for node, worker in found["by_worker"].items():
+            busy, done = worker["busy_s"], worker["done_at_s"]
+            write(f"{node:<10} busy {busy:>7.1f} s, done at {done:>7.1f} s")
         write(f"total {found['total_s']:.1f} s wall ({DURATIONS.relative_to(ROOT)})")
 
     def report(self, config: pytest.Config) -> dict[str, Any]:
@@ -191,6 +202,13 @@ class Timings:
             "outcomes": {
                 outcome: sum(1 for o in self.outcomes.values() if o == outcome)
                 for outcome in sorted(set(self.outcomes.values()))
+            },
+            "by_worker": {
+                node: {
+                    "busy_s": round(w["busy"], 1),
+                    "done_at_s": round(w["last"] - self.started, 1),
+                }
+                for node, w in sorted(self.workers.items())
             },
             "slowest": [{"test": nodeid, "s": round(t["duration"], 2)} for nodeid, t in slowest],
             "files": {

@@ -127,6 +127,12 @@ def person(chromium: Browser, server: JupyterServer, name: str) -> Page:
         page.get_by_role("dialog", name=re.compile(r"^File Changed")),
         lambda dialog: dialog.get_by_role("button", name="Cancel", exact=True).click(),
     )
+    # On a loaded machine the shared document can take long enough to load that
+    # JupyterLab asks whether to go on waiting: a person would.
+    page.add_locator_handler(
+        page.get_by_role("dialog", name=re.compile(r"^Loading")),
+        lambda dialog: dialog.get_by_role("button", name="Continue waiting").click(),
+    )
     return page
 
 
