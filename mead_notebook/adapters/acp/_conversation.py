@@ -397,10 +397,15 @@ class Conversation:
         if modes is not None and self.spec.policy is None:
             self.mode = modes.current_mode_id
         session_id = self.resume if self.resume is not None else str(opened.session_id)
+        await self._want_mode(conn, session_id, modes)
         await self._choose_again(conn, session_id)
+        return session_id
+
+    async def _want_mode(self, conn: Any, session_id: str, modes: Any) -> None:
+        """The preset's session mode (``spec.mode``), set with ``session/set_mode``."""
         wanted = self.spec.mode
         if wanted is None or self.mode == wanted:
-            return session_id
+            return
         name = self.spec.name
         offered = [mode.id for mode in modes.available_modes] if modes is not None else []
         listed = f"it offers {', '.join(offered)}" if offered else "it offers no session modes"
@@ -414,10 +419,10 @@ class Conversation:
                 f"{self.mode!r}"
             ) from exc
         self.mode = self._mode_offered = wanted
+        controls = self.client.controls
         offered_as = controls.find("mode")
         if offered_as is not None:
             controls.set_current(offered_as.id, wanted)
-        return session_id
 
     async def _choose_again(self, conn: Any, session_id: str) -> None:
         """A session opened anew (after an interrupt) gets what :meth:`configure` set."""
@@ -425,6 +430,8 @@ class Conversation:
             option = self.client.controls.find(key)
             if option is None or option.current != value:
                 await self._set(conn, session_id, key, value)
+        if self._chosen:
+            self._described()
 
     async def _resume(
         self, conn: Any, initialized: Any, servers: list[Any], session_id: str

@@ -272,3 +272,27 @@ def test_what_configure_set_is_set_again_in_a_session_opened_anew(script: Script
         ("model", "large"),
         ("model", "large"),
     ]
+
+
+def test_a_mode_chosen_in_code_is_chosen_again_and_on_the_header_after_a_restart(
+    script: Script,
+) -> None:
+    """The preset's mode is set when the session opens, then the person's choice over it:
+    the header of the next turn says the mode the agent is really in."""
+    rec, _ = recorded()
+    spec = script.agent([[{"sleep": 1.5}]])
+    with acp.session(spec) as session:
+        session.configure(mode="auto")
+        turn = session.start("go", interaction=rec)
+        deadline = time.monotonic() + 10
+        while not script.events("prompt") and time.monotonic() < deadline:
+            time.sleep(0.02)
+        turn.cancel()
+        assert turn.result(timeout=20).stop_reason == "interrupted"
+        again = session.run("again", interaction=rec)
+        assert session.options["mode"].current == "auto"
+    # Each start: the preset's default, then the person's auto.
+    assert [e["mode"] for e in script.events("mode")] == ["default", "auto", "default", "auto"]
+    assert again.agent is not None
+    assert again.agent.get("mode") == "auto"
+    assert described(rec)[-1]["mode"] == "auto"
