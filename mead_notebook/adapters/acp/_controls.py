@@ -195,15 +195,26 @@ class Controls:
 
     # -- from the agent -------------------------------------------------------------------
 
-    def opened(self, config_options: list[Any] | None, modes: SessionModeState | None) -> None:
-        """What ``session/new`` (``load``, ``resume``) said; the commands start over."""
-        self.set_options(config_options, modes)
+    def reset(self) -> None:
+        """A new agent process: nothing is known of its session yet."""
+        with self._lock:
+            self._options = MappingProxyType({})
         self.commands = ()
+        self.usage = None
+
+    def opened(self, config_options: list[Any] | None, modes: SessionModeState | None) -> None:
+        """What ``session/new`` (``load``, ``resume``) said."""
+        self.set_options(config_options, modes, keep_legacy=False)
 
     def set_options(
-        self, config_options: list[Any] | None, modes: SessionModeState | None = None
+        self,
+        config_options: list[Any] | None,
+        modes: SessionModeState | None = None,
+        *,
+        keep_legacy: bool = True,
     ) -> None:
-        """The full set of options, as the agent sent it (``modes``: a legacy fallback)."""
+        """The full set of options, as the agent sent it (``modes``: a legacy fallback;
+        ``keep_legacy``: the legacy mode known so far stays when the set has no mode)."""
         found: dict[str, SessionOption] = {}
         for raw in (config_options or [])[:MAX_ITEMS]:
             try:
@@ -213,11 +224,10 @@ class Controls:
                 continue
             if option is not None and option.id and option.id not in found:
                 found[option.id] = option
-        if modes is None and config_options is None:
-            legacy = self._options.get(LEGACY_MODE)
-            if legacy is not None and legacy.legacy:
-                found.setdefault(LEGACY_MODE, legacy)
         has_mode = any(o.category == "mode" or o.id == LEGACY_MODE for o in found.values())
+        legacy = self._options.get(LEGACY_MODE)
+        if keep_legacy and modes is None and not has_mode and legacy is not None and legacy.legacy:
+            found[LEGACY_MODE] = legacy
         if modes is not None and not has_mode:
             values = tuple(
                 OptionValue(_text(m.id), _text(m.name) or _text(m.id), _text(m.description) or None)

@@ -330,6 +330,7 @@ class Conversation:
         command = self.spec.command_in(self.cwd)
         process = await AgentProcess.spawn(self.spec.name, command, env, self.cwd)
         process.inbound.usage = self.client.partial_usage
+        self.client.controls.reset()
         try:
             await self._connect(process)
         except BaseException:

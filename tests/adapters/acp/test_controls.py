@@ -296,3 +296,36 @@ def test_a_mode_chosen_in_code_is_chosen_again_and_on_the_header_after_a_restart
     assert again.agent is not None
     assert again.agent.get("mode") == "auto"
     assert described(rec)[-1]["mode"] == "auto"
+
+
+def test_a_legacy_mode_stays_when_the_agent_updates_its_other_options() -> None:
+    from acp.schema import (
+        ConfigOptionUpdate,
+        SessionConfigOptionSelect,
+        SessionConfigSelectOption,
+        SessionMode,
+        SessionModeState,
+    )
+
+    controls = Controls()
+    modes = SessionModeState(
+        current_mode_id="default",
+        available_modes=[SessionMode(id="default", name="D"), SessionMode(id="auto", name="A")],
+    )
+    controls.opened(None, modes)
+    model = SessionConfigOptionSelect(
+        id="model",
+        name="Model",
+        category="model",
+        current_value="m",
+        options=[SessionConfigSelectOption(value="m", name="M")],
+        type="select",
+    )
+    assert controls.update(
+        ConfigOptionUpdate(session_update="config_option_update", config_options=[model])
+    )
+    assert list(controls.options) == ["model", "mode"]
+    assert controls.current("mode") == "default"
+    # A new session says its own: the old one's legacy mode is not kept.
+    controls.opened([model], None)
+    assert list(controls.options) == ["model"]
