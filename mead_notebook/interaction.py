@@ -84,6 +84,7 @@ __all__ = [
     "TurnHooks",
     "Unanswered",
     "Update",
+    "UsageInfo",
     "Withdrawal",
     "class_of",
     "outcome_of",
@@ -518,6 +519,16 @@ class PlanAndThoughts(Protocol):
     def thought_delta(self, context: Any, text: str) -> None: ...
 
 
+class UsageInfo(TypedDict):
+    """The agent's context usage: tokens ``used`` of the context's ``size``, and the
+    session's ``cost`` so far in ``currency`` (ISO 4217); None where it did not say."""
+
+    used: int | None
+    size: int | None
+    cost: float | None
+    currency: str | None
+
+
 class AgentInfo(TypedDict, total=False):
     """Who runs a turn and under which rules, as far as its source knows.
 
@@ -530,7 +541,8 @@ class AgentInfo(TypedDict, total=False):
     - ``settings``: which of its own settings it loaded: ``user`` (the person's
       own, not the project's) or ``project`` (the project's too: a repository's
       settings may allow commands or add hooks);
-    - ``model``: the model it says it uses.
+    - ``model``: the model it says it uses;
+    - ``usage``: its context usage and cost as it last reported them.
 
     A call the agent runs under its own rules says ``decided_by: "agent"``; a
     view counts those from the cards rather than from here.
@@ -541,6 +553,7 @@ class AgentInfo(TypedDict, total=False):
     sandbox: str | None
     settings: str | None
     model: str | None
+    usage: UsageInfo | None
 
 
 @runtime_checkable

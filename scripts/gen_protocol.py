@@ -72,6 +72,7 @@ NAMED: list[tuple[str, Any]] = [
     ("ContentBlock", interaction.ContentBlock),
     ("Location", interaction.Location),
     ("PlanEntry", interaction.PlanEntry),
+    ("UsageInfo", interaction.UsageInfo),
     ("AgentInfo", interaction.AgentInfo),
     ("DiffSign", protocol.DiffSign),
     ("DiffRow", protocol.DiffRow),

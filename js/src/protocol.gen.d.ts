@@ -89,6 +89,14 @@ export interface PlanEntry {
   priority?: "high" | "medium" | "low";
 }
 
+/** The agent's context usage: tokens ``used`` of the context's ``size``, and the session's ``cost`` so far in ``currency`` (ISO 4217); None where it did not say. */
+export interface UsageInfo {
+  used: number | null;
+  size: number | null;
+  cost: number | null;
+  currency: string | null;
+}
+
 /** Who runs a turn and under which rules, as far as its source knows. */
 export interface AgentInfo {
   agent?: string;
@@ -96,6 +104,7 @@ export interface AgentInfo {
   sandbox?: string | null;
   settings?: string | null;
   model?: string | null;
+  usage?: UsageInfo | null;
 }
 
 export type DiffSign = " " | "-" | "+" | "@" | "\\";

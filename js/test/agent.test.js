@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { agentText, ranByAgent, ranByAgentText, readAgent } from "../src/agent.js";
+import { agentText, ranByAgent, ranByAgentText, readAgent, readUsage, usageText } from "../src/agent.js";
 import { readState } from "../src/state.js";
 import { turnMarkdown } from "../src/transcript.js";
 import { FakeModel, Host, buttonsNamed, card, nextFrame } from "./fake-model.js";
 import AGENT_TURN from "../../tests/shared/copy-turn-agent.json";
+import USAGE_TEXT from "../../tests/shared/usage-text.json";
 import { PAYLOADS, expectInert, pwned } from "./payloads.js";
 
 let host;
@@ -38,6 +39,14 @@ describe("the agent's description", () => {
     );
     expect(agentText({ mode: "yolo" })).toBe("the agent · mode yolo");
     expect(agentText(AGENT_TURN.state.agent)).toBe(AGENT_TURN.header);
+  });
+
+  it("says the agent's usage as the static transcript does, an unknown figure as ?", () => {
+    for (const { usage, text } of USAGE_TEXT.cases) expect(usageText(usage)).toBe(text);
+    expect(readUsage({ used: null, size: 200000 })).toEqual({ used: null, size: 200000, cost: null, currency: null });
+    expect(readAgent({ agent: "codex", usage: { used: "5" } })).toEqual({ agent: "codex" });
+    const agent = readAgent({ agent: "codex", model: "gpt-5.5", usage: { used: 12300, size: 200000, cost: 0.04, currency: "USD" } });
+    expect(agentText(agent)).toBe("codex · model gpt-5.5 · 12.3k / 200k tokens · $0.04");
   });
 
   it("counts the calls the agent ran under its own rules from the cards", () => {

@@ -479,7 +479,7 @@ def test_the_turn_says_the_agents_mode_sandbox_and_settings(rig: Rig) -> None:
     with rig.server(Say("Hello.")) as server:
         result = acp.run(rig.agent(server), "Hi", interaction=person, cwd=rig.cwd)
     assert result.agent is not None
-    described = {k: v for k, v in result.agent.items() if k != "model"}
+    described = {k: v for k, v in result.agent.items() if k not in ("model", "usage")}
     expected: dict[str, Any] = {
         "claude": {"agent": "claude", "mode": "default", "settings": "user"},
         "codex": {
@@ -524,6 +524,39 @@ def test_codex_runs_its_commands_in_its_sandbox(tmp_path: Path) -> None:
     assert result.agent is not None
     assert result.agent.get("sandbox") == "danger-full-access"
     assert ours in said
+
+
+def test_codex_session_options_reach_its_model_and_its_commands_are_listed(
+    tmp_path: Path,
+) -> None:
+    """``session.configure`` changes what the model server is asked (the model, the
+    reasoning effort); ``session.commands`` are Codex's own; its usage is in the result."""
+    rig = codex_rig(tmp_path)
+    person = Person(allow)
+    with rig.server(Say("Hello.")) as server:
+        with acp.session(rig.agent(server), cwd=rig.cwd) as session:
+            offered = session.configure()
+            model = offered["model"]
+            assert model.category == "model"
+            chosen = next(v for v in model.allowed if v != model.current)
+            with pytest.raises(acp.OptionError, match="reasoning_effort"):
+                session.configure(reasoning_effort="enormous")
+            session.configure(model=chosen, reasoning_effort="high")
+            assert session.options["model"].current == chosen
+            deadline = time.monotonic() + 10
+            while not session.commands and time.monotonic() < deadline:
+                time.sleep(0.05)
+            names = {c.name for c in session.commands}
+            result = session.run("Hi", interaction=person)
+        asked = server.turns[-1].body
+    assert asked["model"] == chosen
+    assert asked["reasoning"]["effort"] == "high"
+    assert {"review", "compact"} <= names
+    assert result.agent is not None
+    assert result.agent.get("model") == chosen
+    assert result.usage is not None
+    assert result.usage.size is not None
+    assert result.usage.size > 0
 
 
 def test_codex_refuses_to_start_where_bubblewrap_is_missing_or_broken(tmp_path: Path) -> None:

@@ -112,3 +112,19 @@ def test_the_static_transcript_shows_the_agent_escaped() -> None:
     del plain["agent"]
     plain["calls"], plain["order"] = {}, []
     assert 'class="mead-static-agent' not in static.to_html(plain, 3)
+
+
+USAGE_TEXT = json.loads((Path(__file__).parents[1] / "shared" / "usage-text.json").read_text())
+"""The header's words for a usage, shared with js/test/agent.test.js."""
+
+
+def test_the_agents_usage_is_said_as_the_live_view_says_it_an_unknown_figure_as_unknown() -> None:
+    for case in USAGE_TEXT["cases"]:
+        assert agent_info.usage_text(case["usage"]) == case["text"], case
+    said = agent_info.agent_of({"agent": "claude", "usage": {"used": None, "size": 200000}})
+    assert said == {
+        "agent": "claude",
+        "usage": {"used": None, "size": 200000, "cost": None, "currency": None},
+    }
+    assert agent_info.agent_text(said) == "claude · ? / 200k tokens"
+    assert agent_info.agent_of({"agent": "claude", "usage": {"used": "5"}}) == {"agent": "claude"}

@@ -14,7 +14,10 @@
 ``Turn`` at once; each starts the agent, runs one turn and ends the agent.
 ``session(agent, cwd=)`` keeps one agent and one ACP session across cells
 (``session.run(prompt, interaction=)`` is one turn; ``session.close()``, or the
-interpreter's exit, ends it).
+interpreter's exit, ends it). ``session.options`` are the agent's config options
+(model, mode, reasoning level, ...), ``session.configure(model=..., mode=...)`` sets
+them; ``session.commands`` its slash commands; ``session.usage`` and
+``result.usage`` its context usage and cost, also on the turn's header.
 
 Every tool call the agent reports is a card that shows its kind, its diff or
 command and its files before anyone decides. ACP cannot carry edited arguments
@@ -54,6 +57,7 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
 
 from mead_notebook.turn import Turn
 
+from ._controls import Command, OptionError, OptionValue, SessionOption, Usage
 from ._conversation import AcpResult, AgentError, Conversation
 from ._presets import (
     PRESETS,
@@ -73,11 +77,16 @@ __all__ = [
     "AgentError",
     "AgentNotFoundError",
     "AgentSpec",
+    "Command",
     "Conversation",
+    "OptionError",
+    "OptionValue",
     "ProjectSettingsError",
     "SandboxError",
     "SessionEntry",
+    "SessionOption",
     "Settings",
+    "Usage",
     "agent",
     "arun",
     "run",

@@ -19,6 +19,7 @@ from acp.schema import (
     AgentPlanUpdate,
     AgentThoughtChunk,
     CancelElicitationResponse,
+    ConfigOptionUpdate,
     CurrentModeUpdate,
     PermissionOption,
     RequestPermissionResponse,
@@ -26,6 +27,7 @@ from acp.schema import (
     ToolCallProgress,
     ToolCallStart,
     ToolCallUpdate,
+    UsageUpdate,
 )
 
 from mead_notebook import Allow, Call
@@ -42,6 +44,7 @@ from mead_notebook.turn import CallRecord
 
 from . import _mapping as m
 from ._asking import Asking, cancelled, is_question, select
+from ._controls import Controls
 from ._presets import LATE_INPUT
 
 if TYPE_CHECKING:
@@ -74,6 +77,7 @@ class TurnMapper:
         late_input: float = LATE_INPUT,
         strict: bool = False,
         mode_changed: Callable[[str], AgentInfo] | None = None,
+        described: Callable[[], AgentInfo] | None = None,
         served: Served | None = None,
     ) -> None:
         self.session = session
@@ -88,6 +92,8 @@ class TurnMapper:
         self.stopped: str | None = None
         """Why strict stopped the turn, once it has."""
         self.mode_changed = mode_changed
+        self.described = described
+        """What the header says now, after the session's options or usage changed."""
         self.records: dict[str, CallRecord] = {}
         self.asked: set[str] = set()
         self.running: set[str] = set()
@@ -125,6 +131,13 @@ class TurnMapper:
                 self._pending.add(asyncio.ensure_future(self._unasked_after(early)))
         elif isinstance(update, CurrentModeUpdate) and self.mode_changed is not None:
             await self._call(self.session.driver.agent, self.mode_changed(update.current_mode_id))
+        elif isinstance(update, (ConfigOptionUpdate, UsageUpdate)):
+            await self.redescribe()
+
+    async def redescribe(self) -> None:
+        """The header again, as the session's options and usage are now."""
+        if self.described is not None:
+            await self._call(self.session.driver.agent, self.described())
 
     def _tool_call(self, update: ToolCallStart | ToolCallProgress) -> CallRecord | None:
         """Map one tool call update; returns a call that says it runs before anyone was
@@ -336,6 +349,8 @@ class Client:
     def __init__(self, name: str) -> None:
         self.name = name
         self.turn: TurnMapper | None = None
+        self.controls = Controls()
+        """The session's options, commands and usage, kept current in and out of turns."""
 
     async def request_permission(
         self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **_: Any
@@ -349,6 +364,7 @@ class Client:
         return await turn.permission(tool_call, options)
 
     async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
+        self.controls.update(update)
         turn = self.turn
         if turn is None:
             return
@@ -356,6 +372,14 @@ class Client:
         if isinstance(update, (ToolCallStart, ToolCallProgress)) and raw:
             turn.input_arrived(update.tool_call_id)
         await turn.update(update)
+
+    def partial_usage(self, raw: dict[str, Any]) -> None:
+        """A ``usage_update`` the SDK could not read (``used: null``): its known figures kept,
+        the turn's header told (agent's loop)."""
+        self.controls.partial_usage(raw)
+        turn = self.turn
+        if turn is not None:
+            turn._pending.add(asyncio.ensure_future(turn.redescribe()))
 
     async def create_elicitation(self, message: str, mode: Any, **_: Any) -> Any:
         turn = self.turn

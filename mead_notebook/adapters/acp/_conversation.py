@@ -9,7 +9,7 @@ import logging
 import os
 import threading
 import weakref
-from collections.abc import Coroutine, Iterable
+from collections.abc import Coroutine, Iterable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -33,6 +33,7 @@ from mead_notebook.turn import Turn
 
 from . import _mapping as m
 from ._client import Client, TurnMapper
+from ._controls import Command, OptionError, SessionOption, Usage
 from ._presets import AgentSpec, start_hint
 from ._process import AgentProcess
 
@@ -57,6 +58,8 @@ EXITED_GRACE = 0.2
 """How long a reply may still arrive after the agent's process has exited (seconds)."""
 STOP_TIMEOUT = 5.0
 """How long an interrupted start gets to end the agent it was starting (seconds)."""
+CONFIGURE_TIMEOUT = 30.0
+"""How long the agent gets to answer one ``session/set_config_option`` (seconds)."""
 
 _live: weakref.WeakSet[Conversation] = weakref.WeakSet()
 
@@ -79,6 +82,9 @@ class AcpResult(AgentResult):
     stopped: str | None = None
     """Why the turn was stopped here (``strict=True``: a call that may change something
     ran without asking), or None."""
+    usage: Usage | None = None
+    """The session's context usage (and cost) as the agent last reported it by the end of
+    the turn; None when it reported none. A figure it did not give is None, never 0."""
 
 
 class Conversation:
@@ -124,6 +130,10 @@ class Conversation:
         self.mode: str | None = None
         """The agent's session mode, as it last said."""
         self.model: str | None = None
+        self._mode_offered: str | None = None
+        """The mode option's value when the session opened (a change shows on the header)."""
+        self._chosen: dict[str, str | bool] = {}
+        """What :meth:`configure` set, by option id: set again in a session opened anew."""
         self.cwd = os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd())
         if not os.path.isdir(self.cwd):
             raise NotADirectoryError(f"cwd {self.cwd!r} is not a directory")
@@ -203,6 +213,7 @@ class Conversation:
             cancel_turn=lambda: self._cancel_from_card(session),
             strict=self.strict,
             mode_changed=self._mode_changed,
+            described=self._described,
             served=self.served,
         )
         if not self._busy.acquire(blocking=False):
@@ -249,7 +260,9 @@ class Conversation:
             # A kernel interrupt or turn.cancel(): cancel, then kill the agent's group.
             await asyncio.wrap_future(self._submit(self._interrupt(running)))
             result.stop_reason = "interrupted"
+            result.usage = self.client.controls.usage
             return result
+        result.usage = self.client.controls.usage
         result.output = response
         result.agent_stop_reason = response.stop_reason
         result.stop_reason = m.stop_reason_of(response.stop_reason)
@@ -316,6 +329,8 @@ class Conversation:
         env = self.spec.environment()
         command = self.spec.command_in(self.cwd)
         process = await AgentProcess.spawn(self.spec.name, command, env, self.cwd)
+        process.inbound.usage = self.client.partial_usage
+        self.client.controls.reset()
         try:
             await self._connect(process)
         except BaseException:
@@ -372,17 +387,26 @@ class Conversation:
             opened = await conn.new_session(
                 cwd=self.cwd, mcp_servers=servers, **self.spec.session_meta
             )
-        self.model = m.model_of(opened.config_options)
         modes = opened.modes
+        controls = self.client.controls
+        controls.opened(opened.config_options, modes)
+        self.model = controls.current("model")
+        self._mode_offered = controls.current("mode")
         # An agent started with an asking policy (Codex) may name a mode of its own that
         # the policy overrides: the policy is what the header says, until the mode changes.
         self.mode = None
         if modes is not None and self.spec.policy is None:
             self.mode = modes.current_mode_id
         session_id = self.resume if self.resume is not None else str(opened.session_id)
+        await self._want_mode(conn, session_id, modes)
+        await self._choose_again(conn, session_id)
+        return session_id
+
+    async def _want_mode(self, conn: Any, session_id: str, modes: Any) -> None:
+        """The preset's session mode (``spec.mode``), set with ``session/set_mode``."""
         wanted = self.spec.mode
         if wanted is None or self.mode == wanted:
-            return session_id
+            return
         name = self.spec.name
         offered = [mode.id for mode in modes.available_modes] if modes is not None else []
         listed = f"it offers {', '.join(offered)}" if offered else "it offers no session modes"
@@ -395,8 +419,20 @@ class Conversation:
                 f"{name} refused session mode {wanted!r} ({exc}); {listed}, and it is in "
                 f"{self.mode!r}"
             ) from exc
-        self.mode = wanted
-        return session_id
+        self.mode = self._mode_offered = wanted
+        controls = self.client.controls
+        offered_as = controls.find("mode")
+        if offered_as is not None:
+            controls.set_current(offered_as.id, wanted)
+
+    async def _choose_again(self, conn: Any, session_id: str) -> None:
+        """A session opened anew (after an interrupt) gets what :meth:`configure` set."""
+        for key, value in self._chosen.items():
+            option = self.client.controls.find(key)
+            if option is None or option.current != value:
+                await self._set(conn, session_id, key, value)
+        if self._chosen:
+            self._described()
 
     async def _resume(
         self, conn: Any, initialized: Any, servers: list[Any], session_id: str
@@ -429,12 +465,135 @@ class Conversation:
         return opened
 
     def info(self) -> AgentInfo:
-        """What the turn's header says of the agent: its name, mode, sandbox, settings."""
-        return self.spec.info(self.mode, self.model)
+        """What the turn's header says of the agent: its name, mode, sandbox, settings,
+        model and usage."""
+        details = self.spec.info(self.mode, self.model)
+        usage = self.client.controls.usage
+        if usage is not None:
+            details["usage"] = usage.info()
+        return details
+
+    def _described(self) -> AgentInfo:
+        """The session's options or usage changed (agent's loop): the header as it is now."""
+        controls = self.client.controls
+        self.model = controls.current("model") or self.model
+        mode = controls.current("mode")
+        if mode is not None and mode != self._mode_offered:
+            # A mode set since the session opened is what the header says (a policy too).
+            self.mode = self._mode_offered = mode
+        return self.info()
+
+    # -- session controls -----------------------------------------------------------------
+
+    @property
+    def options(self) -> Mapping[str, SessionOption]:
+        """The agent's session options by id (model, mode, reasoning level, ...), as it last
+        said: empty until the session opens (the first turn, or :meth:`configure`)."""
+        return self.client.controls.options
+
+    @property
+    def commands(self) -> tuple[Command, ...]:
+        """The agent's slash commands (``/name``), as it last listed them."""
+        return self.client.controls.commands
+
+    @property
+    def usage(self) -> Usage | None:
+        """The session's context usage and cost, as the agent last reported them."""
+        return self.client.controls.usage
+
+    def configure(
+        self,
+        options: Mapping[str, str | bool] | None = None,
+        /,
+        *,
+        model: str | None = None,
+        mode: str | None = None,
+        **named: str | bool,
+    ) -> Mapping[str, SessionOption]:
+        """Set session options: ``model=``, ``mode=`` (by id or category), any other by its
+        id (``configure({"fast-mode": "on"})`` for an id that is no Python name).
+
+        Starts the agent and opens the session if need be. Each option and value is
+        checked first (:class:`OptionError` naming what is allowed, nothing sent); the
+        agent's refusal is an :class:`AgentError`. A session opened anew later (after
+        an interrupt) gets the same values. Returns :attr:`options`.
+        """
+        wanted: dict[str, str | bool] = dict(options or {})
+        wanted.update({k: v for k, v in (("model", model), ("mode", mode)) if v is not None})
+        wanted.update(named)
+        if self._closed:
+            raise AgentError(f"the session with {self.spec.name} is closed")
+        if not self._busy.acquire(blocking=False):
+            raise AgentError(f"{self.spec.name} is running a turn: configure it between turns")
+        try:
+            done = self._submit(self._configure(wanted))
+            try:
+                return done.result(START_TIMEOUT + CONFIGURE_TIMEOUT * max(1, len(wanted)))
+            except BaseException:
+                done.cancel()
+                raise
+        finally:
+            self._busy.release()
+
+    async def _configure(self, wanted: dict[str, str | bool]) -> Mapping[str, SessionOption]:
+        await self._ensure_started()
+        assert self._conn is not None
+        assert self.session_id is not None
+        checked = [(self._check(key, value), value) for key, value in wanted.items()]
+        for option, value in checked:
+            await self._set(self._conn, self.session_id, option.id, value)
+            self._chosen[option.id] = value
+        self._described()
+        return self.options
+
+    def _check(self, key: str, value: object) -> SessionOption:
+        """The option ``key`` names, if ``value`` is one it allows; else :class:`OptionError`."""
+        name = self.spec.name
+        option = self.client.controls.find(key)
+        if option is None:
+            offered = ", ".join(self.options) or "none"
+            raise OptionError(f"{name} has no session option {key!r}; its options: {offered}")
+        allowed = option.allowed
+        if isinstance(value, bool) != (option.kind == "boolean") or value not in allowed:
+            listed = ", ".join(repr(v) for v in allowed)
+            raise OptionError(
+                f"{name}'s option {option.id!r} allows {listed or 'no value'}, not {value!r}"
+            )
+        return option
+
+    async def _set(self, conn: Any, session_id: str, key: str, value: str | bool) -> None:
+        """Send one option's value (``session/set_mode`` for a legacy mode); the agent's
+        refusal, or no answer in time, is an :class:`AgentError`."""
+        controls = self.client.controls
+        option = self._check(key, value)
+        try:
+            if option.legacy:
+                asked = conn.set_session_mode(session_id=session_id, mode_id=value)
+                await asyncio.wait_for(asked, CONFIGURE_TIMEOUT)
+                controls.set_current(option.id, value)
+            else:
+                asked = conn.set_config_option(
+                    config_id=option.id, session_id=session_id, value=value
+                )
+                answer = await asyncio.wait_for(asked, CONFIGURE_TIMEOUT)
+                controls.set_options(answer.config_options)
+        except asyncio.TimeoutError:
+            raise AgentError(
+                f"{self.spec.name} did not answer setting {option.id!r} within "
+                f"{CONFIGURE_TIMEOUT} s"
+            ) from None
+        except acp.RequestError as exc:
+            listed = ", ".join(repr(v) for v in option.allowed)
+            raise AgentError(
+                f"{self.spec.name} refused {option.id!r} = {value!r} ({exc}); it allows "
+                f"{listed}, and it is {option.current!r}"
+            ) from exc
 
     def _mode_changed(self, mode: str) -> AgentInfo:
         """The agent says it is in another session mode now (callback thread)."""
         self.mode = mode
+        if self.client.controls.current("mode") == mode:
+            self._mode_offered = mode
         return self.info()
 
     # -- stopping -----------------------------------------------------------------------

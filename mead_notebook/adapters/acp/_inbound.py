@@ -4,7 +4,8 @@ do not validate.
 The SDK logs a traceback for each malformed notification (Claude's agent sends
 ``usage_update`` with ``used: null``); the ACP spec leaves a client free to
 ignore a notification it cannot read. Each such line is dropped here with one
-line in this module's log instead.
+line in this module's log instead; a ``usage_update`` goes to :attr:`Inbound.usage`
+first, to keep the figures it does give (an absent one is unknown, never 0).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Callable
+from typing import Any
 
 import pydantic
 from acp.schema import SessionNotification
@@ -30,6 +33,8 @@ class Inbound:
     def __init__(self, source: asyncio.StreamReader, name: str, limit: int) -> None:
         self.name = name
         self.dropped = 0
+        self.usage: Callable[[dict[str, Any]], None] | None = None
+        """Hears each ``usage_update`` that does not validate (its raw update)."""
         self.reader = asyncio.StreamReader(limit=limit)
         self._source = source
         self._task = asyncio.ensure_future(self._pump())
@@ -65,10 +70,16 @@ class Inbound:
             SessionNotification.model_validate(message.get("params"))
         except pydantic.ValidationError as exc:
             self.dropped += 1
-            update = message.get("params", {}).get("update")
+            params = message.get("params")
+            update = params.get("update") if isinstance(params, dict) else None
             what = update.get("sessionUpdate") if isinstance(update, dict) else None
             # Claude's agent sends usage_update with used: null at every turn.
             level = logging.DEBUG if what == "usage_update" else logging.WARNING
+            if what == "usage_update" and isinstance(update, dict) and self.usage is not None:
+                try:
+                    self.usage(update)
+                except Exception:
+                    log.debug("%s: a usage_update could not be read", self.name, exc_info=True)
             errors = exc.errors()
             where = ".".join(str(p) for p in errors[0]["loc"]) if errors else ""
             log.log(

@@ -29,7 +29,6 @@ __all__ = [
     "content_of",
     "kind_from_acp",
     "locations_of",
-    "model_of",
     "option_for",
     "plan_of",
     "result_text",
@@ -192,16 +191,6 @@ def plan_of(entries: list[AcpPlanEntry]) -> list[PlanEntry]:
 def stop_reason_of(reason: str) -> StopReason:
     """Our stop reason for ACP's (a word ACP does not have: ``end_turn``)."""
     return STOP_REASONS.get(reason, "end_turn")
-
-
-def model_of(options: list[Any] | None) -> str | None:
-    """The model a session's config options say is in use (the ``model`` category), if any."""
-    for option in options or []:
-        option = getattr(option, "root", option)
-        if getattr(option, "category", None) == "model":
-            value = getattr(option, "current_value", None)
-            return str(value) if value else None
-    return None
 
 
 def option_for(

@@ -60,6 +60,11 @@ class AgentProcess:
         self._inbound = Inbound(proc.stdout, name, STDIO_LIMIT)
 
     @property
+    def inbound(self) -> Inbound:
+        """The reader of the agent's stdout (its hook for unreadable usage updates)."""
+        return self._inbound
+
+    @property
     def stdout(self) -> asyncio.StreamReader:
         """The agent's messages, less the malformed ``session/update`` notifications."""
         return self._inbound.reader

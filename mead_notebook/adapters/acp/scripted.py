@@ -34,6 +34,12 @@ it offers none), ``MEAD_SCRIPTED_MODE_FAILS=1`` makes ``session/set_mode`` fail.
 says it speaks MCP over HTTP unless ``MEAD_SCRIPTED_MCP_HTTP=0`` (then it starts
 stdio servers).
 ``session/new``'s ``_meta`` is logged with ``new_session``.
+``MEAD_SCRIPTED_OPTIONS=1`` makes it offer config options (``model``: ``small`` or
+``large``; ``mode``, category mode, its session modes; ``effort``: ``low`` or
+``high``; ``fast``: a boolean) and, after ``session/new``, the slash commands
+``review`` and ``compact``; ``session/set_config_option`` is logged as ``config``
+(``MEAD_SCRIPTED_CONFIG_FAILS=1`` makes it fail), and each ``prompt`` logs the
+``model`` in use.
 
 Run as ``python -m mead_notebook.adapters.acp.scripted SCRIPT [LOG.jsonl]`` (SCRIPT: the
 turns as JSON, a file holding them, or ``@FILE``: a file holding one turn's steps,
@@ -87,6 +93,8 @@ class _Scripted:
         self.children: list[subprocess.Popen[bytes]] = []
         self.mcp_servers: list[Any] = []
         self.mcp_link: Any = None
+        self.config: dict[str, str | bool] = {"model": "small", "effort": "low", "fast": False}
+        self.announcing: asyncio.Future[None] | None = None
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -126,14 +134,85 @@ class _Scripted:
         self.log("new_session", cwd=cwd, meta=meta, mcp=servers)
         listed = os.environ.get("MEAD_SCRIPTED_MODES")
         names = ["default", "auto"] if listed is None else [m for m in listed.split(",") if m]
+        options = self.options(names) if os.environ.get("MEAD_SCRIPTED_OPTIONS") == "1" else None
+        if options is not None:
+            asyncio.get_running_loop().call_later(0.05, self.announce_commands)
         if not names:
-            return NewSessionResponse(session_id="s1")
+            return NewSessionResponse(session_id="s1", config_options=options)
         self.mode = self.mode if self.mode in names else names[0]
         modes = SessionModeState(
             current_mode_id=self.mode,
             available_modes=[SessionMode(id=name, name=name.capitalize()) for name in names],
         )
-        return NewSessionResponse(session_id="s1", modes=modes)
+        return NewSessionResponse(session_id="s1", modes=modes, config_options=options)
+
+    def options(self, modes: list[str]) -> list[Any]:
+        """Its config options, each at its current value."""
+        from acp.schema import (
+            SessionConfigOptionBoolean,
+            SessionConfigOptionSelect,
+            SessionConfigSelectOption,
+        )
+
+        def select(id: str, category: str, values: list[str], current: str) -> Any:
+            offered = [SessionConfigSelectOption(value=v, name=v.capitalize()) for v in values]
+            return SessionConfigOptionSelect(
+                id=id,
+                name=id.capitalize(),
+                category=cast(Any, category),
+                current_value=current,
+                options=offered,
+                type="select",
+            )
+
+        found = [
+            select("model", "model", ["small", "large"], str(self.config["model"])),
+            select("effort", "thought_level", ["low", "high"], str(self.config["effort"])),
+            SessionConfigOptionBoolean(
+                id="fast", name="Fast", current_value=bool(self.config["fast"]), type="boolean"
+            ),
+        ]
+        if modes:
+            found.insert(1, select("mode", "mode", modes, self.mode))
+        return found
+
+    def announce_commands(self) -> None:
+        from acp.schema import (
+            AvailableCommand,
+            AvailableCommandInput,
+            AvailableCommandsUpdate,
+            UnstructuredCommandInput,
+        )
+
+        commands = [
+            AvailableCommand(
+                name="review",
+                description="Review the changes.",
+                input=AvailableCommandInput(root=UnstructuredCommandInput(hint="what to look at")),
+            ),
+            AvailableCommand(name="compact", description="Summarize the conversation."),
+        ]
+        update = AvailableCommandsUpdate(
+            session_update="available_commands_update", available_commands=commands
+        )
+        self.announcing = asyncio.ensure_future(self.send("s1", update))
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> Any:
+        import acp
+        from acp.schema import SetSessionConfigOptionResponse
+
+        self.log("config", id=config_id, value=value)
+        if os.environ.get("MEAD_SCRIPTED_CONFIG_FAILS") == "1":
+            raise acp.RequestError.invalid_params({config_id: f"{value} is not allowed here"})
+        if config_id == "mode":
+            self.mode = str(value)
+        else:
+            self.config[config_id] = value
+        listed = os.environ.get("MEAD_SCRIPTED_MODES")
+        names = ["default", "auto"] if listed is None else [m for m in listed.split(",") if m]
+        return SetSessionConfigOptionResponse(config_options=self.options(names))
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> None:
         import acp
@@ -161,7 +240,7 @@ class _Scripted:
 
         self.cancelled.clear()
         text = "".join(getattr(block, "text", "") for block in prompt)
-        self.log("prompt", text=text)
+        self.log("prompt", text=text, model=self.config["model"])
         if self.each is not None:
             steps = json.loads(self.each.read_text())
         elif self.turn < len(self.turns):
