@@ -26,6 +26,8 @@ from jupyter_client.manager import KernelManager
 
 REPO = Path(__file__).resolve().parents[2]
 ENVS = REPO / ".venv-kernels"
+START_ATTEMPTS = 3
+"""Starts of a kernel that exits before it is ready, at most (see ``Frontend``)."""
 START_TIMEOUT = 60.0
 
 CONTROL = "jupyter.widget.control"
@@ -114,24 +116,30 @@ class Frontend:
         }
         (spec_dir / "kernel.json").write_text(json.dumps(spec))
         specs = KernelSpecManager(kernel_dirs=[str(workdir / "kernels")])
-        # Unix sockets, not TCP ports: a port picked free can be taken by another
-        # process before the kernel binds it, on a machine running many kernels.
-        self.km = KernelManager(
-            kernel_name="mead-matrix",
-            kernel_spec_manager=specs,
-            transport="ipc",
-            ip=str(workdir.resolve() / "ipc"),
-        )
         self._log = None if log is None else log.open("ab")
         options: dict[str, Any] = (
             {} if self._log is None else {"stdout": self._log, "stderr": self._log}
         )
         if env:
             options["env"] = {**os.environ, **env}
-        self.km.start_kernel(cwd=str(workdir), **options)
-        self.kc = self.km.blocking_client()
-        self.kc.start_channels()
-        self.kc.wait_for_ready(timeout=START_TIMEOUT)
+        # A port picked free can be taken by another process before the kernel binds it
+        # (many kernels start at once in a parallel run): the kernel then exits at once,
+        # and a new start picks new ports. (Unix sockets would avoid that, but their small
+        # buffers make the kernel drop IOPub messages a busy client has not read yet.)
+        for attempt in range(START_ATTEMPTS):
+            self.km = KernelManager(kernel_name="mead-matrix", kernel_spec_manager=specs)
+            self.km.start_kernel(cwd=str(workdir), **options)
+            self.kc = self.km.blocking_client()
+            self.kc.start_channels()
+            try:
+                self.kc.wait_for_ready(timeout=START_TIMEOUT)
+                break
+            except RuntimeError:
+                died = not self.km.is_alive()
+                self.kc.stop_channels()
+                self.km.shutdown_kernel(now=True)
+                if not died or attempt == START_ATTEMPTS - 1:
+                    raise
         self.iopub: list[dict[str, Any]] = []
         self._idle: set[str] = set()
         self._busy: set[str] = set()
