@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 import os
 import secrets
@@ -19,6 +20,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 VENV_PYTHON = REPO / ".venv" / "bin" / "python"
 START_TIMEOUT = 90.0
+START_ATTEMPTS = 3
+"""Starts of a server whose port another process took first, at most."""
 STOP_TIMEOUT = 15.0
 
 
@@ -147,7 +150,21 @@ class JupyterServer:
         return cmd + self.args
 
     def start(self) -> JupyterServer:
-        """Start the server and wait (bounded) until its API answers."""
+        """Start the server and wait (bounded) until its API answers.
+
+        The port was free when picked, but another process (a kernel's ZMQ socket, in a
+        parallel run) can take it first: then the server cannot listen, and it is started
+        again on a new port, :data:`START_ATTEMPTS` times at most."""
+        for attempt in range(START_ATTEMPTS):
+            if self._start_once() or attempt == START_ATTEMPTS - 1:
+                return self
+            self.port = free_port()
+            self.url = f"http://127.0.0.1:{self.port}/"
+            self._env = self._prepare()
+        raise AssertionError("unreachable")
+
+    def _start_once(self) -> bool:
+        """Start on ``self.port``; False when that port turned out to be another's."""
         cmd = self.command()
         log = self.log_path.open("wb")
         self._proc = subprocess.Popen(
@@ -157,13 +174,18 @@ class JupyterServer:
         deadline = time.monotonic() + START_TIMEOUT
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
+                if "already in use" in self.log():
+                    return False
                 raise RuntimeError(f"{cmd[2]} exited with {self._proc.returncode}:\n{self.log()}")
             try:
                 self.api("GET", self.ready_path)
+            except http.client.HTTPException:  # not HTTP: something else has the port
+                self.stop()
+                return False
             except (OSError, urllib.error.URLError):
                 time.sleep(0.25)
                 continue
-            return self
+            return True
         self.stop()
         raise RuntimeError(f"{cmd[2]} did not answer within {START_TIMEOUT:.0f} s:\n{self.log()}")
 
