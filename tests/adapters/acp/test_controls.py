@@ -251,6 +251,17 @@ def test_what_the_agent_says_is_bounded() -> None:
     assert len(controls.commands[0].name) == MAX_TEXT
 
 
+def interrupt_a_turn(session: Any, script: Script, rec: Any) -> None:
+    """Start a turn, cancel it once the agent has the prompt, and check it ended interrupted
+    (the agent is then started again, with a new session, for the next turn)."""
+    turn = session.start("go", interaction=rec)
+    deadline = time.monotonic() + 10
+    while not script.events("prompt") and time.monotonic() < deadline:
+        time.sleep(0.02)
+    turn.cancel()
+    assert turn.result(timeout=20).stop_reason == "interrupted"
+
+
 def test_what_configure_set_is_set_again_in_a_session_opened_anew(script: Script) -> None:
     """After an interrupt the agent is started again with a new session: the model chosen
     in code is chosen again before the next prompt."""
@@ -259,12 +270,7 @@ def test_what_configure_set_is_set_again_in_a_session_opened_anew(script: Script
     spec = script.agent([[{"sleep": 1.5}]], env=OPTIONS)
     with acp.session(spec) as session:
         session.configure(model="large")
-        turn = session.start("go", interaction=rec)
-        deadline = time.monotonic() + 10
-        while not script.events("prompt") and time.monotonic() < deadline:
-            time.sleep(0.02)
-        turn.cancel()
-        assert turn.result(timeout=20).stop_reason == "interrupted"
+        interrupt_a_turn(session, script, rec)
         session.run("again", interaction=rec)
     assert len(script.events("new_session")) == 2
     assert [e["model"] for e in script.events("prompt")][-1] == "large"
@@ -283,12 +289,7 @@ def test_a_mode_chosen_in_code_is_chosen_again_and_on_the_header_after_a_restart
     spec = script.agent([[{"sleep": 1.5}]])
     with acp.session(spec) as session:
         session.configure(mode="auto")
-        turn = session.start("go", interaction=rec)
-        deadline = time.monotonic() + 10
-        while not script.events("prompt") and time.monotonic() < deadline:
-            time.sleep(0.02)
-        turn.cancel()
-        assert turn.result(timeout=20).stop_reason == "interrupted"
+        interrupt_a_turn(session, script, rec)
         again = session.run("again", interaction=rec)
         assert session.options["mode"].current == "auto"
     # Each start: the preset's default, then the person's auto.
