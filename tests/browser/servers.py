@@ -180,7 +180,9 @@ class JupyterServer:
             try:
                 self.api("GET", self.ready_path)
             except http.client.HTTPException:  # not HTTP: something else has the port
-                self.stop()
+                # Not stop(): its API calls would reach that other process too.
+                self._proc.kill()
+                self._proc.wait(timeout=STOP_TIMEOUT)
                 return False
             except (OSError, urllib.error.URLError):
                 time.sleep(0.25)
