@@ -397,6 +397,9 @@ class Conversation:
         self.mode = None
         if modes is not None and self.spec.policy is None:
             self.mode = modes.current_mode_id
+        elif self.spec.policy is None:
+            # An agent that offers its modes as an option only (OpenCode's agents).
+            self.mode = self._mode_offered
         session_id = self.resume if self.resume is not None else str(opened.session_id)
         await self._want_mode(conn, session_id, modes)
         await self._choose_again(conn, session_id)
