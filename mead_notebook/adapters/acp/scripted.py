@@ -31,7 +31,8 @@ ends the turn ``cancelled``.
 
 Its session modes are ``default`` and ``auto`` (it starts in ``auto``);
 ``MEAD_SCRIPTED_MODES`` in its environment lists others (comma-separated; empty:
-it offers none), ``MEAD_SCRIPTED_MODE_FAILS=1`` makes ``session/set_mode`` fail. It
+it offers none), ``MEAD_SCRIPTED_MODE_FAILS=1`` makes ``session/set_mode`` fail,
+``MEAD_SCRIPTED_MODES_AS_OPTION=1`` offers them as its ``mode`` option only. It
 says it speaks MCP over HTTP unless ``MEAD_SCRIPTED_MCP_HTTP=0`` (then it starts
 stdio servers).
 ``session/new``'s ``_meta`` is logged with ``new_session``.
@@ -138,7 +139,7 @@ class _Scripted:
         options = self.options(names) if os.environ.get("MEAD_SCRIPTED_OPTIONS") == "1" else None
         if options is not None:
             asyncio.get_running_loop().call_later(0.05, self.announce_commands)
-        if not names:
+        if not names or os.environ.get("MEAD_SCRIPTED_MODES_AS_OPTION") == "1":
             return NewSessionResponse(session_id="s1", config_options=options)
         self.mode = self.mode if self.mode in names else names[0]
         modes = SessionModeState(
