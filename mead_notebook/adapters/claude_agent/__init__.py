@@ -78,11 +78,12 @@ from ._client import TEARDOWN_TIMEOUT, gated_client, teardown
 from ._gate import ASK_USER_SERVER, Gate, call_soon
 from ._listing import SessionEntry, list_conversations
 from ._own_tools import OWN_SERVER, as_server, passes_of
-from ._session import Session, SessionError
+from ._session import STOP_GRACE, Session, SessionError
 
 __all__ = [
     "ASK_USER_SERVER",
     "OWN_SERVER",
+    "STOP_GRACE",
     "TEARDOWN_TIMEOUT",
     "AgentResult",
     "Session",

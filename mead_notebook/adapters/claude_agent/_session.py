@@ -118,7 +118,9 @@ class Session:
                 f"{', '.join(chosen)} unset in the options (resume= continues one by its id)"
             )
         self.options = options
+        """The options each CLI of the session starts with (``resume`` set by the session)."""
         self.kinds = dict(kinds or {})
+        """What tools do, by name, as ``claude_agent.run``'s ``kinds``."""
         self.resume = checked_resume(resume)
         """The id of the earlier conversation this one continues, or None."""
         self.resumed_by: str | None = None
