@@ -119,9 +119,13 @@ def passes_of(session: AgentTurn) -> Passes:
 
 
 def _current() -> AgentTurn | None:
-    """The turn a call of the server belongs to: its session's running turn, or its run."""
+    """The turn a call of the server belongs to: its run's, else its session's running one
+    (a session's client connects where ``active_turn`` is None)."""
+    found = active_turn.get()
+    if found is not None:
+        return found
     running = session_turn.get()
-    return running() if running is not None else active_turn.get()
+    return running() if running is not None else None
 
 
 def _annotations(tool: Tool) -> ToolAnnotations:
