@@ -3,6 +3,7 @@ another process; the SDK's bundled CLI against the offline scripted Anthropic se
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import os
@@ -101,7 +102,7 @@ def test_two_turns_of_a_session_are_one_conversation_in_one_process(cwd: Path) -
         assert chat.id is None
         first = chat.run("The word is kiwi.", interaction=AllowAll())
         [process] = agents()
-        second = chat.run("Which word?", interaction=AllowAll())
+        second = asyncio.run(chat.arun("Which word?", interaction=AllowAll()))
         assert agents() == [process]
         assert (first.text, second.text) == ("Noted: kiwi.", "The word was kiwi.")
         asked_first, asked_second = server.requests
@@ -133,8 +134,11 @@ chat = claude_agent.session(ClaudeAgentOptions(**json.loads(sys.argv[1])))
 chat.run("The word is kiwi.", interaction=AllowAll())
 print("ID", chat.id)
 for child in psutil.Process(os.getpid()).children(recursive=True):
-    if "--output-format" in child.cmdline():
-        print("CLI", child.pid)
+    try:
+        if "--output-format" in child.cmdline():
+            print("CLI", child.pid)
+    except psutil.Error:  # a command the CLI ran, ended meanwhile
+        pass
 # left open: the interpreter's exit ends it
 """
 
