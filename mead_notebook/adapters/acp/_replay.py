@@ -5,7 +5,9 @@ While a session loads, the agent streams the earlier conversation back as
 tool calls with their updates. :class:`Replay` keeps them in order as
 :data:`~mead_notebook.interaction.HistoryEntry` values, and nothing else: no
 call in a replay is asked about, allowed or run, whatever its status says.
-Consecutive chunks of one side make one message. Everything is bounded: the
+Consecutive chunks of one side make one message, unless their ``messageId``s
+say they are two (an agent that sends none, as Gemini CLI 0.61, makes one
+message of a side's consecutive chunks). Everything is bounded: the
 latest :data:`MAX_ENTRIES` entries are kept (the earlier ones are counted in
 ``left_out``), each message at most :data:`MAX_TEXT` characters.
 """
@@ -64,6 +66,7 @@ class _Call:
 @dataclass
 class _Message:
     side: Literal["prompt", "text"]
+    message_id: str | None = None
     parts: list[str] = field(default_factory=list)
     size: int = 0
 
@@ -87,7 +90,7 @@ class Replay:
         if isinstance(update, (UserMessageChunk, AgentMessageChunk)):
             if isinstance(update.content, TextContentBlock):
                 mine = isinstance(update, UserMessageChunk)
-                self._say("prompt" if mine else "text", update.content.text)
+                self._say("prompt" if mine else "text", update.content.text, update.message_id)
         elif isinstance(update, ToolCallStart):
             self._start(update)
         elif isinstance(update, ToolCallProgress):
@@ -99,11 +102,14 @@ class Replay:
 
     # -- messages ------------------------------------------------------------------------
 
-    def _say(self, side: Literal["prompt", "text"], text: str) -> None:
+    def _say(self, side: Literal["prompt", "text"], text: str, message_id: str | None) -> None:
         last = self._entries.get(self._next - 1)
-        if not isinstance(last, _Message) or last.side != side:
-            last = _Message(side)
+        other = message_id is not None and _last_id(last) not in (None, message_id)
+        if not isinstance(last, _Message) or last.side != side or other:
+            last = _Message(side, message_id)
             self._add(last)
+        elif last.message_id is None:
+            last.message_id = message_id
         room = MAX_TEXT - last.size
         if room > 0:
             last.parts.append(text[:room])
@@ -200,3 +206,8 @@ class Replay:
             error = item.text or f"{item.tool} failed"
             update.update(outcome="error", result=None, error=short(error))
         return HistoryCall(type="call", update=cast(Update, update))
+
+
+def _last_id(entry: _Message | _Call | None) -> str | None:
+    """The message id of ``entry`` when it is a message that has one."""
+    return entry.message_id if isinstance(entry, _Message) else None

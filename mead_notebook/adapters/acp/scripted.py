@@ -4,7 +4,8 @@ It speaks ACP on stdio as any agent does (the SDK's agent side) and plays one
 list of steps per prompt::
 
     {"text": "..."}  {"thought": "..."}  {"plan": [{"content", "status", "priority"}]}
-    {"user": "..."}   a chunk of the person's message (as a replay sends it)
+    {"user": "...", "message_id": "m1"}   a chunk of the person's message (as a replay
+    sends it; ``message_id`` optional)
     {"call": {...}}  a tool call (below)      {"sleep": 0.5}   (cancel wakes it)
     {"ask": {"message": "...", "schema": {...}}}   an elicitation form
     {"ask": {"message": "...", "url": "https://..."}}   a URL elicitation (``elicitation_id``)
@@ -316,7 +317,9 @@ class _Scripted:
         if "text" in step:
             await self.send(session_id, acp.update_agent_message_text(step["text"]))
         elif "user" in step:
-            await self.send(session_id, acp.update_user_message_text(step["user"]))
+            chunk = acp.update_user_message_text(step["user"])
+            chunk.message_id = step.get("message_id")
+            await self.send(session_id, chunk)
         elif "thought" in step:
             await self.send(session_id, acp.update_agent_thought_text(step["thought"]))
         elif "plan" in step:

@@ -62,7 +62,8 @@ HISTORY = [
     {"text": "PINEAPPLE."},
     {"call": {"id": "t1", "title": "ls", "kind": "execute", "input": {"command": "ls"}}},
     {"call": {"id": "t2", "title": "cat x", "kind": "read", "fail": "no such file"}},
-    {"user": "Thanks."},
+    {"user": "Thanks.", "message_id": "m2"},
+    {"user": "Bye.", "message_id": "m3"},
 ]
 
 
@@ -89,6 +90,7 @@ def test_a_loaded_sessions_replay_is_the_first_turns_history(
         ("prompt", "The word is PINEAPPLE."),
         ("text", "Noted: PINEAPPLE."),
         ("prompt", "Thanks."),
+        ("prompt", "Bye."),
     ]
     calls = [e["update"] for e in result.history if e["type"] == "call"]
     assert [(c["tool_call_id"], c["status"], c.get("outcome")) for c in calls] == [
@@ -182,7 +184,7 @@ def test_a_widget_shows_the_replay_above_the_first_turn(script: Script, tmp_path
         with acp.session(loading(script, HISTORY), cwd=tmp_path, resume="s0") as session:
             session.run("What was the word?", interaction=widget)
         kinds = [e["type"] for e in widget.history]
-        assert kinds == ["prompt", "text", "call", "call", "prompt"]
+        assert kinds == ["prompt", "text", "call", "call", "prompt", "prompt"]
         assert widget.history[0]["text"] == "The word is PINEAPPLE."
         assert [e["card"]["status"] for e in widget.history if e["type"] == "call"] == [
             "completed",
