@@ -10,7 +10,7 @@ import itertools
 import json
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from acp.schema import (
     AcceptElicitationResponse,
@@ -102,7 +102,7 @@ class Asking:
                 return None
             entries, problem = await self._call(self._ask_field, who, field, choice)
             if problem is None:
-                return entries  # type: ignore[no-any-return]
+                return cast("dict[str, Any] | e.Special | None", entries)
             if problem == _UNANSWERED:
                 return None
             prompt = f"{field.choice['prompt']}\n\nNot sent: {problem}. Answer again."
