@@ -156,8 +156,8 @@ def _uncheckable(name: str, prop: Any) -> str | None:
 
 
 def fields_of(question_id: str, message: str, schema: ElicitationSchema) -> list[Field] | str:
-    """A question per field of ``schema``, in order (a field's "Other" on its own card); or
-    why the form cannot be asked."""
+    """A question per field of ``schema``, in order (a field's "Other" asked on that field's
+    card); or why the form cannot be asked."""
     properties = schema.properties or {}
     required = set(schema.required or [])
     unknown = required - set(properties)
