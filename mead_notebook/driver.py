@@ -18,7 +18,9 @@ A call's life, as the methods are called::
 A call that an agent ran under its own rules skips ``permission`` and says so:
 ``driver.running(record, call, decided_by="agent")``. ``plan`` and ``thought``
 reach an interaction that implements :class:`~mead_notebook.PlanAndThoughts`;
-``agent`` one that implements :class:`~mead_notebook.AgentDetails`.
+``agent`` one that implements :class:`~mead_notebook.AgentDetails`; ``history``
+(the earlier conversation a turn continues) one that implements
+:class:`~mead_notebook.interaction.SessionHistory`.
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ from .interaction import (
     ContentBlock,
     DecidedBy,
     Deny,
+    HistoryCall,
+    HistoryEntry,
+    HistoryMessage,
     Interaction,
     Location,
     Outcome,
@@ -48,6 +53,7 @@ from .interaction import (
     PlanEntry,
     Previewer,
     Request,
+    SessionHistory,
     Status,
     TextBlock,
     ToolClass,
@@ -104,6 +110,9 @@ class TurnDriver:
         )
         self.agent_details: AgentDetails | None = (
             self.interaction if isinstance(self.interaction, AgentDetails) else None
+        )
+        self.session_history: SessionHistory | None = (
+            self.interaction if isinstance(self.interaction, SessionHistory) else None
         )
         self._thoughts: list[str] = []
         self.result = TurnResult()
@@ -248,6 +257,15 @@ class TurnDriver:
         self.result.agent = details.copy()
         if self.agent_details is not None:
             self._call(self.agent_details.agent_described, "agent_described", details.copy())
+
+    def history(self, entries: list[HistoryEntry]) -> None:
+        """The earlier conversation this turn continues: kept in ``result.history`` and sent
+        as ``history_replayed``. A record only: every call in it is made to have ended (one
+        left open ends ``failed``, ``interrupted``), none cancellable."""
+        kept = [_ended(entry) for entry in entries]
+        self.result.history = kept
+        if self.session_history is not None:
+            self._call(self.session_history.history_replayed, "history_replayed", list(kept))
 
     # -- one call -----------------------------------------------------------------------
 
@@ -565,3 +583,18 @@ class TurnDriver:
                 getattr(self.interaction, name)(self.context, *args)
             except Exception:
                 log.exception("interaction.%s raised; the turn goes on", name)
+
+
+REPLAY_OPEN = "the earlier turn ended before this call did"
+"""The error of a call an earlier conversation left open (see :meth:`TurnDriver.history`)."""
+
+
+def _ended(entry: HistoryEntry) -> HistoryEntry:
+    """A copy of ``entry``; a call ``completed`` or ``failed``, never cancellable."""
+    if entry["type"] != "call":
+        return HistoryMessage(type=entry["type"], text=str(entry["text"]))
+    update = cast(dict[str, Any], dict(entry["update"]))
+    update.update(cancellable=False, progress=None)
+    if update.get("status") not in FINAL_STATUSES:
+        update.update(status="failed", outcome="interrupted", error=REPLAY_OPEN, result=None)
+    return HistoryCall(type="call", update=cast(Update, update))

@@ -32,6 +32,8 @@ says so with ``decided_by: "agent"``.
 streamed reasoning; interactions that lack it simply never hear of them.
 :class:`AgentDetails` is another: who runs the turn and under which rules
 (:class:`AgentInfo`: the agent's asking mode, its sandbox, which settings it loaded).
+:class:`SessionHistory` is a third: the earlier conversation of a session a turn
+continues (:data:`HistoryEntry`), a record in which nothing is asked or run.
 
 :class:`TurnHooks` is the second, optional protocol: the start and end of a
 turn, interrupts, and the moments a waiting thread can serve a frontend.
@@ -60,6 +62,9 @@ __all__ = [
     "DefaultTurnHooks",
     "Deny",
     "DiffBlock",
+    "HistoryCall",
+    "HistoryEntry",
+    "HistoryMessage",
     "HtmlBlock",
     "ImageBlock",
     "ImageType",
@@ -76,12 +81,14 @@ __all__ = [
     "Previewed",
     "Previewer",
     "Request",
+    "SessionHistory",
     "Status",
     "TerminalBlock",
     "TextBlock",
     "ToolClass",
     "ToolKind",
     "TurnHooks",
+    "TypedAnswer",
     "Unanswered",
     "Update",
     "UsageInfo",
@@ -363,14 +370,23 @@ class _ChoiceFields(TypedDict):
     options: list[Option]
 
 
+TypedAnswer = Literal["other", "answer"]
+"""What a choice's answer in the person's own words is: ``other``, an answer beside
+its options (the person's "Other"); ``answer``, the answer itself (a question asked
+in words, such as a name or a number, whose options only stand aside: a default,
+Leave empty, Decline)."""
+
+
 class Choice(_ChoiceFields, total=False):
     """A multiple-choice question from the ``ask_user`` tool.
 
     ``multiple``: the person may pick several options. Any question also takes
-    a free-text answer (:class:`Answered`).
+    a free-text answer (:class:`Answered`); ``typed`` says what that answer is
+    (:data:`TypedAnswer`; ``other`` when absent).
     """
 
     multiple: bool
+    typed: TypedAnswer
 
 
 @dataclass(frozen=True)
@@ -584,6 +600,43 @@ class Withdrawal(Protocol):
     """
 
     def withdraw(self, context: Any, tool_call_id: str) -> None: ...
+
+
+class HistoryMessage(TypedDict):
+    """A message of an earlier turn: the person's ``prompt``, or the agent's ``text``
+    (Markdown)."""
+
+    type: Literal["prompt", "text"]
+    text: str
+
+
+class HistoryCall(TypedDict):
+    """A tool call of an earlier turn, as its last update said it: ``completed`` or
+    ``failed`` (a call the earlier turn left open: ``failed``, outcome ``interrupted``)."""
+
+    type: Literal["call"]
+    update: Update
+
+
+HistoryEntry = HistoryMessage | HistoryCall
+"""One entry of an earlier conversation, tagged by ``type``."""
+
+
+@runtime_checkable
+class SessionHistory(Protocol):
+    """The earlier conversation of a session a turn continues; an interaction may implement it.
+
+    - ``history_replayed(context, entries)``: once, at the start of a turn that
+      continues an earlier session whose agent replayed it (an ACP agent's
+      ``session/load``), before anything of the turn itself: the whole
+      conversation, oldest first. It is a record: nothing in it is asked,
+      allowed or run, and every call in it has ended.
+
+    Called in the same order and thread discipline as the callbacks. An
+    interaction without it shows no history; ``TurnResult.history`` keeps it.
+    """
+
+    def history_replayed(self, context: Any, entries: list[HistoryEntry]) -> None: ...
 
 
 class DefaultTurnHooks:

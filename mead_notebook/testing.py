@@ -13,6 +13,7 @@ from .interaction import (
     Answered,
     Choice,
     Deny,
+    HistoryEntry,
     Interaction,
     Picked,
     PlanEntry,
@@ -42,7 +43,9 @@ class Recording:
     becomes true if two callbacks ever ran at once.
     Plans and thoughts are recorded too, and passed on only to an inner
     interaction that implements :class:`~mead_notebook.PlanAndThoughts`; so is the
-    agent's description, passed on to one that implements :class:`~mead_notebook.AgentDetails`.
+    agent's description, passed on to one that implements :class:`~mead_notebook.AgentDetails`,
+    and a resumed session's history, to one that implements
+    :class:`~mead_notebook.SessionHistory`.
     """
 
     def __init__(self, inner: Interaction) -> None:
@@ -100,6 +103,10 @@ class Recording:
     def agent_described(self, context: Any, details: AgentInfo) -> None:
         """Recorded; passed on when the inner interaction hears of the agent."""
         self._record("agent_described", context, dict(details))
+
+    def history_replayed(self, context: Any, entries: list[HistoryEntry]) -> None:
+        """Recorded; passed on when the inner interaction hears of a session's history."""
+        self._record("history_replayed", context, [dict(e) for e in entries])
 
     def __repr__(self) -> str:
         return f"Recording({self.inner!r}, {len(self.events)} events)"

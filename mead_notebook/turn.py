@@ -15,6 +15,7 @@ from .interaction import (
     AgentInfo,
     ContentBlock,
     DecidedBy,
+    HistoryEntry,
     Location,
     Outcome,
     PlanEntry,
@@ -116,6 +117,9 @@ class TurnResult:
     agent: AgentInfo | None = None
     """Who ran the turn and under which rules, as its source last described it (None:
     the source did not say; see :class:`~mead_notebook.interaction.AgentInfo`)."""
+    history: list[HistoryEntry] = field(default_factory=list)
+    """The earlier conversation this turn continues, as its agent replayed it (an ACP
+    session loaded by ``resume=``), oldest first; empty for any other turn."""
 
     def __repr__(self) -> str:
         outcomes = ", ".join(f"{c.tool}: {c.outcome or c.status}" for c in self.calls)

@@ -1,8 +1,11 @@
 // An open choice question: radios (or checkboxes when the question is
-// `multiple`), an "Other" answer in the person's own words, and Submit.
-// Other text, when given, is sent instead of the options.
+// `multiple`), an answer in the person's own words, and Submit. The words, when
+// given, are sent instead of the options. The question's `typed` says what they
+// are: "Other" beside the options, or the answer itself (a question asked in words,
+// whose options only stand aside), which the box's label says and which takes the
+// focus first.
 
-import { MAX_TEXT } from "./constants.gen.js";
+import { MAX_TEXT, TYPED_LABEL } from "./constants.gen.js";
 import { countdownFor, focusElement, questionSection, setDisabled, validOptions } from "./controls.js";
 import { h, setShown, setText } from "./dom.js";
 import { listenForShortcuts } from "./keys.js";
@@ -48,6 +51,7 @@ export function buildChoice(ctx, question) {
     ...inputs.map((r) => r.row),
   ]);
   if (inputs.length === 0) fieldset.append(h("p", { text: "No options were given." }));
+  const inWords = question.typed === "answer";
   const otherId = ctx.uid();
   const other = h("input", { type: "text", id: otherId, class: "mead-other-input", autocomplete: "off", maxlength: String(MAX_OTHER) });
   const otherHint = h("span", { class: "mead-hint", hidden: true });
@@ -56,7 +60,7 @@ export function buildChoice(ctx, question) {
   const el = questionSection("choice", { "data-multiple": multiple ? "true" : "false" }, [
     lostNote,
     fieldset,
-    h("div", { class: "mead-other" }, [h("label", { for: otherId, text: "Other (your own answer)" }), other, otherHint]),
+    h("div", { class: "mead-other" }, [h("label", { for: otherId, text: TYPED_LABEL[inWords ? "answer" : "other"] }), other, otherHint]),
     h("div", { class: "mead-actions" }, [
       submit,
       countdown,
@@ -111,7 +115,7 @@ export function buildChoice(ctx, question) {
   return {
     el,
     open: true,
-    focus: () => focusElement(inputs.length > 0 ? inputs[0].input : other),
+    focus: () => focusElement(inputs.length > 0 && !inWords ? inputs[0].input : other),
     update() {},
     lost(note) {
       sent = true;

@@ -2,7 +2,7 @@
 // The protocol's version, limits and words, shared with the kernel.
 
 /** @type {number} */
-export const PROTOCOL_VERSION = 6;
+export const PROTOCOL_VERSION = 7;
 /** @type {number} */
 export const MAX_NOTE = 500;
 /** @type {number} */
@@ -164,6 +164,13 @@ export const PLAN_GLYPH = Object.freeze({
   "in_progress": "◐",
   "completed": "●"
 });
+/** @type {Readonly<Record<string, string>>} */
+export const TYPED_LABEL = Object.freeze({
+  "other": "Other (your own answer)",
+  "answer": "Your answer"
+});
+/** @type {string} */
+export const HISTORY_SUMMARY = "Earlier in this session";
 /** @type {string} */
 export const AGENT_DECIDED = "Allowed by the agent (its own rules; nobody here was asked)";
 /** @type {string} */
@@ -179,14 +186,16 @@ export const UNSHOWN_ONE = Object.freeze({
   "line": "changed line",
   "character": "character",
   "block": "block",
-  "location": "location"
+  "location": "location",
+  "entry": "earlier entry"
 });
 /** @type {Readonly<Record<string, string>>} */
 export const UNSHOWN_MANY = Object.freeze({
   "line": "changed lines",
   "character": "characters",
   "block": "blocks",
-  "location": "locations"
+  "location": "locations",
+  "entry": "earlier entries"
 });
 /** @type {string} */
 export const NO_NEWLINE = "No newline at end of file";

@@ -202,7 +202,7 @@ export function badgeKind(card) {
 /**
  * What is left out, said: "312 more changed lines not shown".
  * @param {number} n
- * @param {"line" | "character" | "block" | "location"} what
+ * @param {"line" | "character" | "block" | "location" | "entry"} what
  * @returns {string}
  */
 export function notShown(n, what) {

@@ -107,6 +107,8 @@ export interface AgentInfo {
   usage?: UsageInfo | null;
 }
 
+export type TypedAnswer = "other" | "answer";
+
 export type DiffSign = " " | "-" | "+" | "@" | "\\";
 
 /** One row of a unified diff, as the kernel computed it from the whole texts. */
@@ -216,6 +218,7 @@ export interface Question {
   prompt: string | null;
   options: ChoiceOption[] | null;
   multiple: boolean;
+  typed: TypedAnswer;
   scopes: ScopeOffer[];
   schema: Record<string, unknown> | null;
   editable: boolean;
@@ -252,6 +255,21 @@ export interface Card {
   incomplete: boolean;
   invisible: boolean;
 }
+
+/** A message of an earlier turn: the person's ``prompt`` or the agent's ``text`` (Markdown); ``cut``: characters not shown. */
+export interface HistoryText {
+  type: "prompt" | "text";
+  text: string;
+  cut: number;
+}
+
+/** A tool call of an earlier turn: a card that has ended and asks nothing. */
+export interface HistoryCard {
+  type: "call";
+  card: Card;
+}
+
+export type HistoryItem = HistoryText | HistoryCard;
 
 /** Kernel to frontend: the text from UTF-16 offset ``start`` on is ``delta``. */
 export interface TextMessage {
@@ -346,6 +364,8 @@ export interface Model {
   calls: Record<string, Card>;
   order: string[];
   agent: AgentInfo;
+  history: HistoryItem[];
+  history_hidden: number;
   keyboard: boolean;
   _frontend: string;
   _widget_id: string;

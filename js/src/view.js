@@ -1,5 +1,5 @@
-// One view of a turn: header (prompt, status, Copy, the agent and its rules), the
-// transcript (text and cards in the order they happened), footer (how it ended, how
+// One view of a turn: the earlier conversation it continues, if any (history.js),
+// header (prompt, status, Copy, the agent and its rules), the transcript (text and cards in the order they happened), footer (how it ended, how
 // many calls the agent ran under its own rules). Everything shown is read from the
 // model; changes are rendered at most once per animation frame. Each stretch of
 // text between cards is its own Markdown view, so while the turn streams only
@@ -14,6 +14,7 @@ import { CardView } from "./card.js";
 import { KERNEL_GONE_STATUS, PLAN_GLYPH, PROTOCOL_VERSION, STOP_REASON, TURN_STATUS } from "./constants.gen.js";
 import { Ticker } from "./countdown.js";
 import { capture, join, leave, restore } from "./drafts.js";
+import { HistoryView, count, readHistory } from "./history.js";
 import { findLive, watchModels } from "./live.js";
 import { cancelFrame, h, isTextField, requestFrame, setAttr, setShown, setText } from "./dom.js";
 import { Whoami, answeredFor, pageId } from "./identity.js";
@@ -31,7 +32,10 @@ import { layout, turnMarkdown } from "./transcript.js";
 /** How long the Copy button says what happened, in ms. */
 const COPY_NOTICE = 2000;
 
-const TRAITS = ["prompt", "status", "stop_reason", "error", "text", "thoughts", "plan", "calls", "order", "agent"];
+const TRAITS = [
+  "prompt", "status", "stop_reason", "error", "text", "thoughts", "plan", "calls", "order", "agent", "history",
+  "history_hidden",
+];
 
 let nextViewId = 0;
 
@@ -109,8 +113,10 @@ export class TurnView {
     this.stopReason = h("p", { class: "mead-stop-reason" });
     this.agentRan = h("p", { class: "mead-agent-ran", hidden: true });
     this.error = h("p", { class: "mead-turn-failure", role: "alert" });
+    this.history = new HistoryView(this.ctx);
 
     this.root = h("div", { class: "mead-turn" }, [
+      this.history.el,
       h("header", { class: "mead-turn-header" }, [this.prompt, this.status, this.copy, this.copyStatus, this.agent]),
       this.version,
       this.plan,
@@ -276,6 +282,7 @@ export class TurnView {
   /** Render the model's current state now. */
   render() {
     const state = readState(this.model);
+    this.history.update(readHistory(this.model.get("history")), count(this.model.get("history_hidden")));
     setShown(this.prompt, state.prompt !== "");
     setText(this.prompt, state.prompt);
     const lost = this.gone && state.status === "running";
@@ -488,6 +495,7 @@ export class TurnView {
     this.frame = null;
     for (const view of this.cards.values()) view.dispose();
     this.cards.clear();
+    this.history.dispose();
     this.segments.clear();
     if (this.copyTimer !== null) clearTimeout(this.copyTimer);
     this.ticker.dispose();

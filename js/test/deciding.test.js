@@ -375,6 +375,27 @@ describe("choices", () => {
     expect(answers(model)).toEqual([{ type: "answer", question_id: "q2", text: "a bit of both" }]);
   });
 
+  it("a question asked in words labels its box as the answer and focuses it; Other otherwise", async () => {
+    const { model, el } = setup();
+    const inWords = choice({
+      id: "q3",
+      prompt: "Your name?",
+      typed: "answer",
+      options: [{ id: "mead-decline", label: "Decline (send nothing back)" }],
+    });
+    await sendCard(model, { ...ASK, tool_call_id: "c3", question: inWords });
+    const box = byLabel(el, "Your answer");
+    expect(el.textContent).not.toContain("Other (your own answer)");
+    expect(document.activeElement).toBe(box);
+    type(box, "Ada");
+    buttonsNamed(el, "Submit")[0].click();
+    expect(answers(model)).toEqual([{ type: "answer", question_id: "q3", text: "Ada" }]);
+    await sendCard(model, { ...ASK, tool_call_id: "c4", question: choice({ id: "q4", typed: "other" }) });
+    const beside = cardEl(el, "c4");
+    expect(byLabel(beside, "Other (your own answer)")).toBeTruthy();
+    expect(beside.textContent).not.toContain("Your answer");
+  });
+
   it("blank Other text is no answer; clearing it gives the options back", async () => {
     const { model, el } = setup();
     await sendCard(model, ask(choice()));

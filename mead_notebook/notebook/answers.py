@@ -11,7 +11,17 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from ..driver import short
-from ..interaction import Allow, Answered, DecidedBy, Deny, Picked, Policy, Request, Unanswered
+from ..interaction import (
+    Allow,
+    Answered,
+    DecidedBy,
+    Deny,
+    Picked,
+    Policy,
+    Request,
+    TypedAnswer,
+    Unanswered,
+)
 from ..schema import check
 from .protocol import AnswerMessage, ScopeOffer, Settlement, Verdict
 from .rules import Rule, offers_for, rule_for
@@ -42,6 +52,8 @@ class Asked:
     request: Request | None = None
     options: dict[str, str] = field(default_factory=dict)
     multiple: bool = False
+    typed: TypedAnswer = "other"
+    """What a choice's answer in words is: beside its options, or the answer itself."""
 
     @property
     def scopes(self) -> list[ScopeOffer]:

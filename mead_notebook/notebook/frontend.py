@@ -22,6 +22,7 @@ import ipywidgets
 import traitlets
 
 from .. import __version__
+from .waiting.cell_events import not_a_cell
 
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
@@ -131,3 +132,7 @@ class LoadsFrontend(anywidget.AnyWidget):
     @traitlets.default("_frontend")
     def _default_frontend(self) -> Frontend:
         return shared_frontend()
+
+    @traitlets.observe("comm")
+    def _comm_is_not_a_cell(self, change: dict[str, Any]) -> None:
+        not_a_cell(change["new"])

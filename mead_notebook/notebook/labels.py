@@ -18,6 +18,7 @@ __all__ = [
     "BY_OTHER_VIEW",
     "CLASS_HINT",
     "DECISION",
+    "HISTORY_SUMMARY",
     "INCOMPLETE_WARNING",
     "INVISIBLE_WARNING",
     "KIND_HINT",
@@ -33,6 +34,7 @@ __all__ = [
     "TOO_LATE",
     "TOO_LATE_SETTLED",
     "TURN_STATUS",
+    "TYPED_LABEL",
     "UNMADE",
     "UNSHOWN_MANY",
     "UNSHOWN_ONE",
@@ -125,6 +127,11 @@ KIND_HINT: Final[dict[str, str]] = {
 """What a call of each kind may do, as the badge's hint says it."""
 PLAN_GLYPH: Final[dict[str, str]] = {"pending": "○", "in_progress": "◐", "completed": "●"}
 """The glyph of each plan entry's status."""
+TYPED_LABEL: Final[dict[str, str]] = {"other": "Other (your own answer)", "answer": "Your answer"}
+"""The label of a choice's box for an answer in words, by what that answer is
+(:data:`~mead_notebook.interaction.TypedAnswer`): beside the options, or the answer."""
+HISTORY_SUMMARY: Final = "Earlier in this session"
+"""The heading of the earlier conversation a turn continues (it counts what it holds)."""
 INVISIBLE_WARNING: Final = (
     "This call contains invisible or bidirectional characters, shown as ⟨U+…⟩: "
     "what you read may not be what runs."
@@ -142,12 +149,14 @@ UNSHOWN_ONE: Final[dict[str, str]] = {
     "character": "character",
     "block": "block",
     "location": "location",
+    "entry": "earlier entry",
 }
 UNSHOWN_MANY: Final[dict[str, str]] = {
     "line": "changed lines",
     "character": "characters",
     "block": "blocks",
     "location": "locations",
+    "entry": "earlier entries",
 }
 OUTPUT_LABEL: Final[dict[str, str]] = {
     "stdout": "Output",

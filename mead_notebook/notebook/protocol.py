@@ -24,6 +24,7 @@ from ..interaction import (
     Status,
     ToolClass,
     ToolKind,
+    TypedAnswer,
 )
 
 __all__ = [
@@ -48,6 +49,9 @@ __all__ = [
     "DiffSign",
     "FrontendMessage",
     "GoneMessage",
+    "HistoryCard",
+    "HistoryItem",
+    "HistoryText",
     "NeedFrontendMessage",
     "PingMessage",
     "PlanMessage",
@@ -66,7 +70,7 @@ __all__ = [
     "parse",
 ]
 
-PROTOCOL_VERSION: Final = 6
+PROTOCOL_VERSION: Final = 7
 """The version of this protocol, synced as the ``protocol_version`` trait.
 
 1: state saved before the protocol had a version (no trait; views read it with
@@ -79,9 +83,11 @@ and a view's answer the version it was made on. 5: a diff block carries the rows
 the kernel computed from the whole texts (no ``old_text`` and ``new_text``), every
 block says how much of it is ``cut``, and a card says whether it is
 ``incomplete`` and whether it shows ``invisible`` characters. 6: blocks of code
-(``code``) and of what running it produced (``output``, ``html``, ``image``). A view renders any
-version up to its own; state of a newer version renders what the view knows, with a note that
-the page's frontend is older than the kernel's.
+(``code``) and of what running it produced (``output``, ``html``, ``image``). 7: a
+turn that continues an earlier session carries its ``history`` (and
+``history_hidden``), and a question says what an answer in words is (``typed``). A
+view renders any version up to its own; state of a newer version renders what the
+view knows, with a note that the page's frontend is older than the kernel's.
 """
 
 RENDERED: Final = "rendered"
@@ -148,7 +154,10 @@ class Question(TypedDict):
     A permission offers ``scopes`` for "Allow always" and "Deny always" (each
     with its label; :mod:`.rules` says which a call offers) and ``schema``, the
     tool's JSON schema, for editing the arguments. A choice may be ``multiple``
-    (pick several) and always takes an "Other" text. ``rejected`` says why the
+    (pick several) and always takes a text in the person's own words, which
+    ``typed`` says is ``other`` (an answer beside the options) or ``answer``
+    (the answer itself: the options only stand aside); a permission says
+    ``other``. ``rejected`` says why the
     last answer from a view was refused (invalid edited arguments), until a
     valid one settles the question;
     ``rejections`` counts those refusals, so a view sees each one, even a second
@@ -165,6 +174,7 @@ class Question(TypedDict):
     prompt: str | None
     options: list[ChoiceOption] | None
     multiple: bool
+    typed: TypedAnswer
     scopes: list[ScopeOffer]
     schema: dict[str, Any] | None
     editable: bool
@@ -336,6 +346,26 @@ whose card is either.
 """
 
 
+class HistoryText(TypedDict):
+    """A message of an earlier turn: the person's ``prompt`` or the agent's ``text``
+    (Markdown); ``cut``: characters not shown."""
+
+    type: Literal["prompt", "text"]
+    text: str
+    cut: int
+
+
+class HistoryCard(TypedDict):
+    """A tool call of an earlier turn: a card that has ended and asks nothing."""
+
+    type: Literal["call"]
+    card: Card
+
+
+HistoryItem = HistoryText | HistoryCard
+"""One entry of the earlier conversation a turn continues, as a view shows it."""
+
+
 class TextMessage(TypedDict):
     """Kernel to frontend: the text from UTF-16 offset ``start`` on is ``delta``."""
 
@@ -476,6 +506,10 @@ MAX_IMAGE = 2_000_000
 """Largest image kept in one block, in characters of base64 (about 1.5 MB)."""
 MAX_RICH = 4_000_000
 """Most characters of HTML and image data one card keeps; the blocks past it show as text."""
+MAX_HISTORY = 200
+"""Most entries of an earlier conversation synced to views (the latest); the rest are counted."""
+MAX_HISTORY_TEXT = 20_000
+"""Longest message of an earlier conversation synced to views, in characters."""
 
 
 def clean_text(text: str, limit: int | None = None) -> str:

@@ -35,6 +35,7 @@ from ..interaction import (
     Policy,
     Previewer,
     Request,
+    TypedAnswer,
     Unanswered,
 )
 from .answers import (
@@ -111,6 +112,7 @@ class QuestionState:
             prompt=self.prompt,
             options=options if self.kind == "choice" else None,
             multiple=self.asked.multiple,
+            typed=self.asked.typed,
             scopes=self.asked.scopes,
             schema=self.asked.schema,
             editable=self.asked.editable,
@@ -188,7 +190,8 @@ class Questions:
             for o in choice.get("options") or ()
             if isinstance(o, dict) and "id" in o and "label" in o
         }
-        asked = Asked("choice", options=options, multiple=bool(choice.get("multiple")))
+        typed: TypedAnswer = "answer" if choice.get("typed") == "answer" else "other"
+        asked = Asked("choice", options=options, multiple=bool(choice.get("multiple")), typed=typed)
         q = self._open_question(
             str(choice.get("tool_call_id", "")), asked, str(choice.get("prompt", ""))
         )

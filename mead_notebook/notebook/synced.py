@@ -15,12 +15,13 @@ from typing import Any, Final, cast
 
 import traitlets
 
-from ..interaction import AgentInfo, PlanEntry
+from ..interaction import AgentInfo, HistoryEntry, PlanEntry
 from ..turn import TurnResult
 from . import cards
 from .agent_info import agent_of
 from .blocks import plan_of
 from .frontend import LoadsFrontend
+from .history import history_of
 from .protocol import (
     PROTOCOL_VERSION,
     CallMessage,
@@ -47,6 +48,8 @@ TURN_KEYS: Final = (
     "calls",
     "order",
     "agent",
+    "history",
+    "history_hidden",
 )
 
 
@@ -78,6 +81,11 @@ class SyncedTurn(QuietSync, LoadsFrontend):
     agent = traitlets.Dict().tag(sync=True)
     """Who runs the turn (``AgentInfo``: ``agent``, ``mode``, ``sandbox``, ``settings``,
     ``model``; empty when its source did not say); synced as it changes."""
+    history = traitlets.List(traitlets.Dict()).tag(sync=True)
+    """The earlier conversation this turn continues (a resumed session's), oldest first:
+    ``HistoryItem`` entries, read-only; empty for any other turn. Synced when it arrives."""
+    history_hidden = traitlets.Int(0).tag(sync=True)
+    """How many earlier entries of that conversation are not in ``history``."""
     keyboard = traitlets.Bool(True).tag(sync=True)
     """Whether a focused question answers keys (Enter, Esc, numbers)."""
 
@@ -118,6 +126,8 @@ class SyncedTurn(QuietSync, LoadsFrontend):
                 self.calls = {}
                 self.order = []
                 self.agent = {}
+                self.history = []
+                self.history_hidden = 0
             self.send_state(list(TURN_KEYS))
 
     def _finish(self, result: TurnResult, error: BaseException | None, interrupted: bool) -> None:
@@ -196,6 +206,13 @@ class SyncedTurn(QuietSync, LoadsFrontend):
             with self._quiet("plan"):
                 self.plan = cast(list[dict[str, Any]], plan)
             self.send(PlanMessage(type="plan", entries=plan))
+
+    def _put_history(self, entries: list[HistoryEntry]) -> None:
+        """Show the earlier conversation this turn continues, in every view."""
+        items, hidden = history_of(entries)
+        with self._lock, self.hold_sync():
+            self.history = cast(list[dict[str, Any]], items)
+            self.history_hidden = hidden
 
     def _put_agent(self, details: AgentInfo) -> None:
         """Show who runs the turn, in every view (its well-formed fields only)."""

@@ -2,8 +2,9 @@
 
 It implements :class:`~mead_notebook.interaction.Interaction`,
 :class:`~mead_notebook.interaction.TurnHooks`,
-:class:`~mead_notebook.interaction.PlanAndThoughts` and
-:class:`~mead_notebook.interaction.AgentDetails`: each callback becomes a change to
+:class:`~mead_notebook.interaction.PlanAndThoughts`,
+:class:`~mead_notebook.interaction.AgentDetails` and
+:class:`~mead_notebook.interaction.SessionHistory`: each callback becomes a change to
 the turn's synced state (:mod:`.synced`), each question waits in
 :mod:`.questions`, and each frontend message is parsed (:mod:`.protocol`) and
 handed to whatever it answers or cancels.
@@ -28,6 +29,7 @@ from ..interaction import (
     Answered,
     Choice,
     Deny,
+    HistoryEntry,
     Picked,
     PlanEntry,
     Policy,
@@ -258,6 +260,12 @@ class NotebookInteraction(SyncedTurn):
     def agent_described(self, context: Any, details: AgentInfo) -> None:
         """Show who runs the turn (its mode, sandbox, settings) in the turn's header."""
         self._put_agent(details)
+
+    # -- SessionHistory ---------------------------------------------------------------------
+
+    def history_replayed(self, context: Any, entries: list[HistoryEntry]) -> None:
+        """Show the earlier conversation this turn continues, above it and read-only."""
+        self._put_history(entries)
 
     def tool_updated(self, context: Any, update: Update) -> None:
         """Create or update the call's card from the update alone.

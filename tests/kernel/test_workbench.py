@@ -123,13 +123,15 @@ def streamed(fe: Frontend) -> str:
     return "".join(line for line in text.splitlines(True) if not line.startswith("RESULT "))
 
 
-def displayed(fe: Frontend) -> list[dict[str, Any]]:
-    """The data of every display or result message a cell showed (widgets aside)."""
+def displayed(fe: Frontend, msg_id: str | None = None) -> list[dict[str, Any]]:
+    """The data of every display or result message a cell (or ``msg_id``) showed (widgets
+    aside)."""
     kinds = ("display_data", "execute_result", "update_display_data")
     return [
         m["content"]["data"]
         for m in fe.iopub
         if m["msg_type"] in kinds
+        and msg_id in (None, m["parent_header"].get("msg_id"))
         and "application/vnd.jupyter.widget-view+json" not in m["content"]["data"]
         and "NotebookInteraction" not in str(m["content"]["data"].get("text/plain", ""))
     ]
@@ -329,6 +331,31 @@ def test_a_figure_reaches_the_card_and_no_cell(fe: Frontend, show: bool) -> None
     assert "Figure" in images[0]["alt"]
     assert not any("image/png" in d for d in displayed(fe)), "the figure reached a cell"
     _reply, out = fe.run("print(matplotlib.get_backend(), plt.get_fignums())")
+    assert out.endswith("[]\n"), out
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_an_answer_mid_cell_leaves_the_cells_own_figure_to_the_cells_end(
+    fe: Frontend, mode: str
+) -> None:
+    """The widget's answer is handled while the cell still runs: the kernel's end-of-cell
+    hooks (matplotlib's flush, which shows and closes every open figure) must not run then,
+    or a figure the cell (or a tool of its turn) has open is shown early and closed."""
+    fe.responder = lambda card: ALLOW
+    code = (
+        "import matplotlib.pyplot as plt\nmine, ax = plt.subplots(figsize=(2, 1))\n"
+        + turn(mode, "ToolCall('run_python', {'code': 'print(6 * 7)'})")
+        + "\nprint('OPEN', plt.get_fignums() == [mine.number])"
+    )
+    msg_id = fe.execute(code)
+    reply = fe.wait_reply(msg_id, 90)["content"]
+    assert reply["status"] == "ok", reply
+    out = fe.stdout(msg_id)
+    assert calls_of(out) == [("run_python", "completed", None)], out
+    assert "OPEN True" in out, out
+    shown = [d for d in displayed(fe, msg_id) if "image/png" in d]
+    assert len(shown) == 1, "the cell's figure is shown once, at the cell's end"
+    _reply, out = fe.run("print(plt.get_fignums())")
     assert out.endswith("[]\n"), out
 
 

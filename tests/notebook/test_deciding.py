@@ -372,6 +372,27 @@ def test_a_single_choice_refuses_several_options(make: Any) -> None:
     assert got == [Picked("b")]
 
 
+@pytest.mark.parametrize(
+    ("given", "typed"), [("answer", "answer"), ("other", "other"), (None, "other"), ("x", "other")]
+)
+def test_a_choice_says_what_an_answer_in_words_is(make: Any, given: Any, typed: str) -> None:
+    w, _c = make(timeout=30.0)
+    w.turn_started(None, "x")
+    w.deliver({"type": "rendered"})
+    choice: dict[str, Any] = {"tool_call_id": "c1", "prompt": "Your name?", "options": OPTIONS}
+    if given is not None:
+        choice["typed"] = given
+    got: list[Any] = []
+    t = threading.Thread(target=lambda: got.append(w.ask_choice(None, choice)), daemon=True)
+    t.start()
+    q = open_question(w, "c1")
+    assert q["typed"] == typed
+    w.deliver({"type": "answer", "question_id": q["id"], "text": "Ada"})
+    t.join(10)
+    assert got == [Answered("Ada")]
+    assert w.calls["c1"]["question"]["typed"] == typed
+
+
 def test_answers_from_code_keep_working() -> None:
     class Person(AllowAll):
         def ask_choice(self, context: Any, choice: Any) -> Answered:

@@ -133,6 +133,7 @@ def test_constants_are_the_kernels() -> None:
         (labels.CLASS_HINT, interaction.ToolClass),
         (labels.TURN_STATUS, protocol.TurnStatus),
         (labels.OUTPUT_LABEL, interaction.OutputName),
+        (labels.TYPED_LABEL, interaction.TypedAnswer),
     ],
 )
 def test_every_value_has_its_words(table: dict[str, str], values: Any) -> None:

@@ -53,6 +53,8 @@ def test_synced_traits_are_the_protocol_ones(make: Any) -> None:
         "calls",
         "order",
         "agent",
+        "history",
+        "history_hidden",
         "keyboard",
         "_frontend",
         "_widget_id",

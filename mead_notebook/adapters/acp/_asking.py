@@ -10,7 +10,7 @@ import itertools
 import json
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from acp.schema import (
     AcceptElicitationResponse,
@@ -82,26 +82,27 @@ class Asking:
             return await self._confirm(question_id, who, message)
         content: dict[str, Any] = {}
         for field in fields:
-            value = await self._field(who, field)
-            if value is None or value == e.DECLINE:
-                return decline() if value == e.DECLINE else cancel()
-            if value != e.EMPTY:
-                content[field.name] = value
+            entries = await self._field(who, field)
+            if entries is None or entries is e.DECLINE:
+                return decline() if entries is e.DECLINE else cancel()
+            if isinstance(entries, dict):
+                content.update(entries)
         problem = e.check_form(content, schema)
         if problem is not None:
             log.warning("%s: the answers do not fit its form (%s); cancelled", who, problem)
             return cancel()
         return AcceptElicitationResponse(action="accept", content=content)
 
-    async def _field(self, who: str, field: e.Field) -> Any:
-        """One field's value, a :data:`~._elicitation.Special`, or None (cancel)."""
+    async def _field(self, who: str, field: e.Field) -> dict[str, Any] | e.Special | None:
+        """What one field's card puts in the form, a :class:`~._elicitation.Special`, or
+        None (cancel)."""
         choice = field.choice
         for _ in range(e.MAX_TRIES):
             if self.session.cancelled.is_set() or self.turn.stopped:
                 return None
-            value, problem = await self._call(self._ask_field, who, field, choice)
+            entries, problem = await self._call(self._ask_field, who, field, choice)
             if problem is None:
-                return value
+                return cast("dict[str, Any] | e.Special | None", entries)
             if problem == _UNANSWERED:
                 return None
             prompt = f"{field.choice['prompt']}\n\nNot sent: {problem}. Answer again."
@@ -114,20 +115,25 @@ class Asking:
         )
         return None
 
-    def _ask_field(self, who: str, field: e.Field, choice: Choice) -> tuple[Any, str | None]:
-        """Ask one field on a card of its own and end the card with what came of it."""
+    def _ask_field(
+        self, who: str, field: e.Field, choice: Choice
+    ) -> tuple[dict[str, Any] | e.Special | None, str | None]:
+        """Ask one field (and its "Other") on a card of its own and end the card with what
+        came of it."""
         arguments = {"field": field.name, "prompt": choice["prompt"]}
+        if field.other is not None:
+            arguments["other"] = field.other.name
         record, answer = self._put(choice, who, arguments)
         if isinstance(answer, Unanswered):
             message = f"The user gave no answer ({answer.reason})."
             self.session.fail(record, answer.reason, message)
             return None, _UNANSWERED
-        value, problem = e.value_of(field, answer)
+        entries, problem = e.entries_of(field, answer)
         if problem is not None:
             self.session.fail(record, "invalid_arguments", f"{problem}; asked again")
             return None, problem
         self.session.complete(record, said(choice, answer))
-        return value, None
+        return entries, None
 
     def _put(
         self, choice: Choice, who: str, arguments: dict[str, Any]

@@ -3,7 +3,9 @@
 Each incoming message runs in a task of its own on the agent's loop; every call
 into the driver goes through the turn's :class:`~mead_notebook.adapters.base.AgentTurn`
 (its callback thread, in order, one at a time), so a question a person is
-answering never blocks the agent's connection.
+answering never blocks the agent's connection. While a session loads, the
+agent's updates are its replay of the history (:class:`~._replay.Replay`), and
+anything it asks then is refused unasked.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from . import _mapping as m
 from ._asking import Asking, cancelled, is_question, select
 from ._controls import Controls
 from ._presets import LATE_INPUT
+from ._replay import Replay
 
 if TYPE_CHECKING:
     from ._served import Served
@@ -355,10 +358,19 @@ class Client:
         self.turn: TurnMapper | None = None
         self.controls = Controls()
         """The session's options, commands and usage, kept current in and out of turns."""
+        self.replay: Replay | None = None
+        """The history the agent replays while a session loads; nothing is asked meanwhile."""
 
     async def request_permission(
         self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **_: Any
     ) -> RequestPermissionResponse:
+        if self.replay is not None:
+            log.warning(
+                "%s asked for permission (%s) while it replayed a session; refused",
+                self.name,
+                tool_call.tool_call_id,
+            )
+            return cancelled()
         turn = self.turn
         if turn is None:
             log.warning("%s asked for permission outside a turn; cancelled", self.name)
@@ -369,6 +381,9 @@ class Client:
 
     async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
         self.controls.update(update)
+        if self.replay is not None:
+            self.replay.update(update)
+            return
         turn = self.turn
         if turn is None:
             return
@@ -387,6 +402,9 @@ class Client:
 
     async def create_elicitation(self, message: str, mode: Any, **_: Any) -> Any:
         turn = self.turn
+        if self.replay is not None:
+            log.warning("%s asked a question while it replayed a session; cancelled", self.name)
+            return CancelElicitationResponse(action="cancel")
         if turn is None:
             return CancelElicitationResponse(action="cancel")
         return await turn.asking.elicit(message, mode)

@@ -28,7 +28,7 @@ from acp.schema import (
 from mead_notebook.adapters.base import AgentResult, AgentTurn
 from mead_notebook.adapters.base.own_tools import own_tools
 from mead_notebook.errors import MeadError
-from mead_notebook.interaction import AgentInfo
+from mead_notebook.interaction import AgentInfo, HistoryEntry
 from mead_notebook.turn import Turn
 
 from . import _mapping as m
@@ -36,6 +36,7 @@ from ._client import Client, TurnMapper
 from ._controls import Command, OptionError, SessionOption, Usage
 from ._presets import AgentSpec, start_hint
 from ._process import AgentProcess
+from ._replay import Replay
 
 if TYPE_CHECKING:
     from ._served import Served
@@ -60,6 +61,11 @@ STOP_TIMEOUT = 5.0
 """How long an interrupted start gets to end the agent it was starting (seconds)."""
 CONFIGURE_TIMEOUT = 30.0
 """How long the agent gets to answer one ``session/set_config_option`` (seconds)."""
+REPLAY_QUIET = 0.3
+"""After answering ``session/load``, how long the agent must send nothing before its replay
+of the history counts as over (seconds): Gemini CLI answers before the replay is sent."""
+REPLAY_TIMEOUT = 10.0
+"""The longest wait for the end of a replay after ``session/load`` answered (seconds)."""
 
 _live: weakref.WeakSet[Conversation] = weakref.WeakSet()
 
@@ -119,6 +125,9 @@ class Conversation:
         ``session/load``), or None for a new session."""
         self.resumed_by: str | None = None
         """How the earlier session was continued: ``"session/resume"`` or ``"session/load"``."""
+        self._history: list[HistoryEntry] | None = None
+        """The history ``session/load`` replayed, until a turn shows it (the first only)."""
+        self._history_shown = False
         self.strict = strict
         served = own_tools(tools) if tools is not None else []
         self.served: Served | None = None
@@ -279,6 +288,10 @@ class Conversation:
                 # Interrupted while the agent started: the prompt never goes out.
                 raise asyncio.CancelledError
             await mapper.session.call(mapper.session.driver.agent, self.info())
+            history, self._history = self._history, None
+            if history is not None:
+                self._history_shown = True
+                await mapper.session.call(mapper.session.driver.history, history)
             return await self._send_prompt(mapper, prompt)
         finally:
             self._prompting = None
@@ -382,7 +395,7 @@ class Conversation:
         )
         servers = self.served.mcp_servers(initialized) if self.served is not None else []
         if self.resume is not None:
-            opened = await self._resume(conn, initialized, servers, self.resume)
+            opened = await self._replayed(conn, initialized, servers, self.resume)
         else:
             opened = await conn.new_session(
                 cwd=self.cwd, mcp_servers=servers, **self.spec.session_meta
@@ -448,12 +461,53 @@ class Conversation:
         if self._chosen:
             self._described()
 
+    async def _replayed(
+        self, conn: Any, initialized: Any, servers: list[Any], session_id: str
+    ) -> Any:
+        """:meth:`_resume`, taking what the agent replays meanwhile as the history the next
+        turn shows (the first turn only); anything it asks meanwhile is refused."""
+        replay = self.client.replay = Replay(self.spec.name)
+        try:
+            opened = await self._resume(conn, initialized, servers, session_id)
+            if self.resumed_by == "session/load":
+                await self._replay_ends(replay)
+        finally:
+            self.client.replay = None
+        if replay.left_out:
+            log.info(
+                "%s: the %d earliest entries of its replay were left out",
+                self.spec.name,
+                replay.left_out,
+            )
+        if self.resumed_by == "session/load" and not self._history_shown:
+            self._history = replay.entries()
+        return opened
+
+    async def _replay_ends(self, replay: Replay) -> None:
+        """Wait until the agent has sent nothing for :data:`REPLAY_QUIET` s (at most
+        :data:`REPLAY_TIMEOUT` s): the rest of a replay sent after its answer is still the
+        replay, not the turn's."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + REPLAY_TIMEOUT
+        heard, quiet_since = replay.heard, loop.time()
+        while loop.time() - quiet_since < REPLAY_QUIET:
+            if loop.time() >= deadline:
+                log.warning(
+                    "%s was still replaying the session after %s s; the turn starts",
+                    self.spec.name,
+                    REPLAY_TIMEOUT,
+                )
+                return
+            await asyncio.sleep(min(0.05, REPLAY_QUIET))
+            if replay.heard != heard:
+                heard, quiet_since = replay.heard, loop.time()
+
     async def _resume(
         self, conn: Any, initialized: Any, servers: list[Any], session_id: str
     ) -> Any:
         """Continue the agent's earlier session ``session_id``: ``session/resume`` where the
-        agent offers it, else ``session/load`` (its replay of the history is not shown).
-        Neither, or a refusal, is an :class:`AgentError`: never a new session instead."""
+        agent offers it, else ``session/load``. Neither, or a refusal, is an
+        :class:`AgentError`: never a new session instead."""
         name = self.spec.name
         capabilities = initialized.agent_capabilities
         offered = capabilities.session_capabilities if capabilities is not None else None

@@ -2,7 +2,11 @@
 
 A form becomes one multiple-choice question per field, in order. A field of
 choices (``enum``/``oneOf``, a multi-select, a boolean) offers them; a typed
-field (free text, a number) is answered in the person's own words. Every
+field (free text, a number) is answered in the person's own words. An optional
+field of choices ``<name>`` beside an optional free-text field
+``<name>_custom`` (claude-agent-acp's ``AskUserQuestion``: ``question_<n>`` and
+its "Other", ``question_<n>_custom``) is one question: its options, and the
+person's own words, which fill the free-text field instead. Every
 answer is checked against its field's schema (``jsonschema``, formats
 included) before anything is sent: an answer that does not fit is asked
 again. An optional field offers "Leave empty"; a typed field offers its
@@ -17,9 +21,10 @@ themselves. Only ``https`` (or ``http`` to this machine) is asked at all.
 
 from __future__ import annotations
 
+import enum
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from acp.schema import (
@@ -33,7 +38,7 @@ from acp.schema import (
     TitledMultiSelectItems,
 )
 
-from mead_notebook.interaction import Answered, Choice, Option, Picked
+from mead_notebook.interaction import Answered, Choice, Option, Picked, TypedAnswer
 
 if TYPE_CHECKING:
     import jsonschema
@@ -44,10 +49,12 @@ __all__ = [
     "DEFAULT",
     "EMPTY",
     "MAX_TRIES",
+    "OTHER_SUFFIX",
     "Field",
     "FieldKind",
     "Special",
     "check_form",
+    "entries_of",
     "fields_of",
     "refused_url",
     "url_prompt",
@@ -57,10 +64,21 @@ __all__ = [
 MAX_TRIES: Final = 3
 """How many answers one field gets before the form is cancelled."""
 
-Special = Literal["empty", "default", "decline"]
-EMPTY: Final[Special] = "empty"
-DEFAULT: Final[Special] = "default"
-DECLINE: Final[Special] = "decline"
+OTHER_SUFFIX: Final = "_custom"
+"""The key suffix of the free-text "Other" field beside a field of choices."""
+
+
+class Special(enum.Enum):
+    """An answer that is no value of its field (never equal to one a form allows)."""
+
+    EMPTY = "empty"
+    DEFAULT = "default"
+    DECLINE = "decline"
+
+
+EMPTY: Final = Special.EMPTY
+DEFAULT: Final = Special.DEFAULT
+DECLINE: Final = Special.DECLINE
 _SPECIAL_IDS: Final[dict[str, Special]] = {
     "mead-empty": EMPTY,
     "mead-default": DEFAULT,
@@ -92,6 +110,8 @@ class Field:
     """The field's own JSON schema, which every answer must fit."""
     required: bool
     default: Any = None
+    other: Field | None = None
+    """The free-text field the person's own words fill, when this field has one."""
 
     @property
     def multiple(self) -> bool:
@@ -136,22 +156,52 @@ def _uncheckable(name: str, prop: Any) -> str | None:
 
 
 def fields_of(question_id: str, message: str, schema: ElicitationSchema) -> list[Field] | str:
-    """A question per field of ``schema``, in order; or why the form cannot be asked."""
+    """A question per field of ``schema``, in order (a field's "Other" asked on that field's
+    card); or why the form cannot be asked."""
     properties = schema.properties or {}
     required = set(schema.required or [])
     unknown = required - set(properties)
     if unknown:
         return f"the form requires fields it does not define: {', '.join(sorted(unknown))}"
-    found: list[Field] = []
     for name, prop in properties.items():
         why = _uncheckable(name, prop)
         if why is not None:
             return why
-        field = _field(question_id, message, name, prop, name in required, len(properties) > 1)
+    others = _others(properties, required)
+    several = len(properties) - len(others) > 1
+    found: list[Field] = []
+    for name, prop in properties.items():
+        if name in others.values():
+            continue  # asked on the card of its field of choices
+        field = _field(question_id, message, name, prop, name in required, several)
         if field is None:
             kind = getattr(prop, "type", "?")
             return f"field {name!r} is of a kind ACP does not define ({kind!r})"
+        if name in others:
+            other = others[name]
+            words = _field(question_id, message, other, properties[other], False, several)
+            field = replace(field, other=words)
         found.append(field)
+    return found
+
+
+def _others(properties: dict[str, Any], required: set[str]) -> dict[str, str]:
+    """Each optional field of choices that has an optional free-text ``<name>_custom`` beside
+    it, by name: the name of that "Other" field."""
+    found: dict[str, str] = {}
+    for name, prop in properties.items():
+        other = name + OTHER_SUFFIX
+        if name in required or other in required or other not in properties:
+            continue
+        words = properties[other]
+        free = isinstance(words, ElicitationStringPropertySchema) and not (
+            words.one_of or words.enum
+        )
+        chosen = isinstance(prop, ElicitationMultiSelectPropertySchema) or (
+            isinstance(prop, ElicitationStringPropertySchema) and bool(prop.one_of or prop.enum)
+        )
+        if free and chosen:
+            found[name] = other
     return found
 
 
@@ -192,10 +242,12 @@ def _field(
         options.append(Option(id="mead-empty", label=_SPECIAL_LABELS[EMPTY]))
     if typed:
         options.append(Option(id="mead-decline", label=_SPECIAL_LABELS[DECLINE]))
+    in_words: TypedAnswer = "answer" if typed else "other"
     choice = Choice(
         tool_call_id=f"{question_id}/{name}",
         prompt=_prompt(message, name, prop, kind, required, several),
         options=options,
+        typed=in_words,
     )
     if multiple:
         choice["multiple"] = True
@@ -269,8 +321,25 @@ def _shown(value: Any) -> str:
 # -- answers ------------------------------------------------------------------------------
 
 
+def entries_of(
+    field: Field, answer: Picked | Answered
+) -> tuple[dict[str, Any] | Special | None, str | None]:
+    """What an answer puts in the form (``{name: value}``; the person's own words on a
+    field with an "Other": ``{other: text}``), a :class:`Special`, or why it does not fit."""
+    if field.other is not None and isinstance(answer, Answered):
+        text = answer.text.strip()
+        if not text:
+            return None, "the answer is empty"
+        problem = _problem(text, field.other.schema)
+        return (None, problem) if problem is not None else ({field.other.name: text}, None)
+    value, problem = value_of(field, answer)
+    if problem is not None:
+        return None, problem
+    return value if isinstance(value, Special) else {field.name: value}, None
+
+
 def value_of(field: Field, answer: Picked | Answered) -> tuple[Any, str | None]:
-    """The value an answer gives the field (or a :data:`Special`), or why it does not fit."""
+    """The value an answer gives the field (or a :class:`Special`), or why it does not fit."""
     if isinstance(answer, Picked):
         ids = answer.option_ids
         specials = [_SPECIAL_IDS[i] for i in ids if i in _SPECIAL_IDS]

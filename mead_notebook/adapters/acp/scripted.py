@@ -4,6 +4,8 @@ It speaks ACP on stdio as any agent does (the SDK's agent side) and plays one
 list of steps per prompt::
 
     {"text": "..."}  {"thought": "..."}  {"plan": [{"content", "status", "priority"}]}
+    {"user": "...", "message_id": "m1"}   a chunk of the person's message (as a replay
+    sends it; ``message_id`` optional)
     {"call": {...}}  a tool call (below)      {"sleep": 0.5}   (cancel wakes it)
     {"ask": {"message": "...", "schema": {...}}}   an elicitation form
     {"ask": {"message": "...", "url": "https://..."}}   a URL elicitation (``elicitation_id``)
@@ -36,6 +38,10 @@ it offers none), ``MEAD_SCRIPTED_MODE_FAILS=1`` makes ``session/set_mode`` fail,
 says it speaks MCP over HTTP unless ``MEAD_SCRIPTED_MCP_HTTP=0`` (then it starts
 stdio servers).
 ``session/new``'s ``_meta`` is logged with ``new_session``.
+``MEAD_SCRIPTED_HISTORY`` (steps as JSON) makes it offer ``session/load``, which
+plays those steps as its replay of the session before it answers (logged as
+``load_session``; ``MEAD_SCRIPTED_REPLAY_LATE=1``: it answers first and replays
+after, a step every 20 ms, as Gemini CLI does).
 ``MEAD_SCRIPTED_OPTIONS=1`` makes it offer config options (``model``: ``small`` or
 ``large``; ``mode``, category mode, its session modes; ``effort``: ``low`` or
 ``high``; ``fast``: a boolean) and, after ``session/new``, the slash commands
@@ -97,6 +103,7 @@ class _Scripted:
         self.mcp_link: Any = None
         self.config: dict[str, str | bool] = {"model": "small", "effort": "low", "fast": False}
         self.announcing: asyncio.Future[None] | None = None
+        self.replaying: asyncio.Future[None] | None = None
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -119,13 +126,16 @@ class _Scripted:
             elicitation=None if elicitation is None else elicitation.model_dump(mode="json"),
         )
         http = os.environ.get("MEAD_SCRIPTED_MCP_HTTP", "1") != "0"
-        capabilities = AgentCapabilities(mcp_capabilities=McpCapabilities(http=http))
+        capabilities = AgentCapabilities(
+            mcp_capabilities=McpCapabilities(http=http),
+            load_session="MEAD_SCRIPTED_HISTORY" in os.environ,
+        )
         return InitializeResponse(
             protocol_version=protocol_version, agent_capabilities=capabilities
         )
 
     async def new_session(self, cwd: str, **kwargs: Any) -> Any:
-        from acp.schema import NewSessionResponse, SessionMode, SessionModeState
+        from acp.schema import NewSessionResponse
 
         skip = ("mcp_servers", "additional_directories")
         meta = {k: v for k, v in kwargs.items() if k not in skip}
@@ -134,19 +144,45 @@ class _Scripted:
             {"name": s.name, "http": bool(getattr(s, "url", None))} for s in self.mcp_servers
         ]
         self.log("new_session", cwd=cwd, meta=meta, mcp=servers)
+        modes, options = self.session_state()
+        return NewSessionResponse(session_id="s1", modes=modes, config_options=options)
+
+    def session_state(self) -> tuple[Any, Any]:
+        """Its session modes and config options, as a new or loaded session has them."""
+        from acp.schema import SessionMode, SessionModeState
+
         listed = os.environ.get("MEAD_SCRIPTED_MODES")
         names = ["default", "auto"] if listed is None else [m for m in listed.split(",") if m]
         options = self.options(names) if os.environ.get("MEAD_SCRIPTED_OPTIONS") == "1" else None
         if options is not None:
             asyncio.get_running_loop().call_later(0.05, self.announce_commands)
         if not names or os.environ.get("MEAD_SCRIPTED_MODES_AS_OPTION") == "1":
-            return NewSessionResponse(session_id="s1", config_options=options)
+            return None, options
         self.mode = self.mode if self.mode in names else names[0]
         modes = SessionModeState(
             current_mode_id=self.mode,
             available_modes=[SessionMode(id=name, name=name.capitalize()) for name in names],
         )
-        return NewSessionResponse(session_id="s1", modes=modes, config_options=options)
+        return modes, options
+
+    async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> Any:
+        """Replay ``MEAD_SCRIPTED_HISTORY``'s steps, then answer (late: answer, then replay)."""
+        from acp.schema import LoadSessionResponse
+
+        self.log("load_session", cwd=cwd, session_id=session_id)
+        steps = json.loads(os.environ.get("MEAD_SCRIPTED_HISTORY") or "[]")
+        if os.environ.get("MEAD_SCRIPTED_REPLAY_LATE") == "1":
+            self.replaying = asyncio.ensure_future(self.replay(session_id, steps, 0.02))
+        else:
+            await self.replay(session_id, steps, 0)
+        modes, options = self.session_state()
+        return LoadSessionResponse(modes=modes, config_options=options)
+
+    async def replay(self, session_id: str, steps: list[dict[str, Any]], pause: float) -> None:
+        for step in steps:
+            await asyncio.sleep(pause)
+            await self.step(session_id, step)
+        self.log("replayed")
 
     def options(self, modes: list[str]) -> list[Any]:
         """Its config options, each at its current value."""
@@ -286,6 +322,10 @@ class _Scripted:
 
         if "text" in step:
             await self.send(session_id, acp.update_agent_message_text(step["text"]))
+        elif "user" in step:
+            chunk = acp.update_user_message_text(step["user"])
+            chunk.message_id = step.get("message_id")
+            await self.send(session_id, chunk)
         elif "thought" in step:
             await self.send(session_id, acp.update_agent_thought_text(step["thought"]))
         elif "plan" in step:

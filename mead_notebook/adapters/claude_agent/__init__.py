@@ -12,6 +12,13 @@
     result.text     # the streamed answer; result.thoughts, result.plan
     result.calls    # a CallRecord per tool call
 
+``session(options)`` keeps one Claude Code process and one conversation across
+cells: ``chat.run(prompt, interaction=...)`` (``arun``, ``start``) is one turn of
+it, asked as ``run`` asks; ``chat.id`` is Claude Code's id of the conversation,
+and ``session(options, resume=chat.id)`` in another kernel continues it, or fails
+saying why (``SessionError``): a new conversation never takes its place.
+``sessions(options)`` lists the earlier conversations in ``options.cwd``.
+
 Every call asks through the interaction, those Claude Code's own rules would run
 without asking included (a ``PreToolUse`` hook answers ``ask``); the
 interaction's policy decides what reaches the person. The tools of in-process
@@ -42,7 +49,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -53,7 +59,6 @@ try:
     from claude_agent_sdk import (
         ClaudeAgentOptions,
         ClaudeSDKClient,
-        HookMatcher,
         McpSdkServerConfig,
         ResultMessage,
         create_sdk_mcp_server,
@@ -69,26 +74,32 @@ from mead_notebook.turn import Turn
 
 from ..base import AgentTurn
 from ._catalog import sdk_tools
+from ._client import TEARDOWN_TIMEOUT, gated_client, teardown
 from ._gate import ASK_USER_SERVER, Gate, call_soon
+from ._listing import SessionEntry, list_conversations
 from ._own_tools import OWN_SERVER, as_server, passes_of
+from ._session import STOP_GRACE, Session, SessionError
 
 __all__ = [
     "ASK_USER_SERVER",
     "OWN_SERVER",
+    "STOP_GRACE",
     "TEARDOWN_TIMEOUT",
     "AgentResult",
+    "Session",
+    "SessionEntry",
+    "SessionError",
     "arun",
     "as_server",
     "ask_user_server",
     "run",
+    "session",
+    "sessions",
     "start",
 ]
 
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())
-
-TEARDOWN_TIMEOUT = 5.0
-"""How long an interrupted turn waits for the CLI to stop before it is killed (seconds)."""
 
 
 def run(
@@ -128,9 +139,7 @@ def start(
     trusted: Iterable[str] = (),
 ) -> Turn[AgentResult]:
     """Start one turn in a thread of its own and return its handle at once."""
-    given = options if options is not None else ClaudeAgentOptions()
-    if not isinstance(given, ClaudeAgentOptions):
-        raise TypeError(f"run, arun and start take ClaudeAgentOptions, not {type(given).__name__}")
+    given = _options(options)
     believed = trusted_servers(trusted)
     result = AgentResult()
     session = AgentTurn(interaction, result)
@@ -149,13 +158,7 @@ def start(
         gate = Gate(session, cwd, call_soon(asyncio.get_running_loop(), interrupt), kinds)
         passes_of(session)  # the run's own tools run only on its passes
         gate.sdk_tools = await sdk_tools(given.mcp_servers, believed)
-        hooks = dict(given.hooks or {})
-        hooks["PreToolUse"] = [*hooks.get("PreToolUse", ()), HookMatcher(hooks=[gate.pre_tool_use])]
-        client = ClaudeSDKClient(
-            dataclasses.replace(
-                given, can_use_tool=gate.can_use_tool, include_partial_messages=True, hooks=hooks
-            )
-        )
+        client = gated_client(given, gate.can_use_tool, gate.pre_tool_use)
         client_box.append(client)
         messages: list[Any] = []
         result.output = messages
@@ -174,13 +177,47 @@ def start(
                 result.stop_reason = "interrupted"
                 with contextlib.suppress(BaseException):
                     await asyncio.wait_for(client.interrupt(), TEARDOWN_TIMEOUT / 2)
-                await _teardown(client)
+                await teardown(client)
                 return result
             raise
         finally:
-            await _teardown(client)
+            await teardown(client)
 
     return session.turn(prompt, main)
+
+
+def session(
+    options: ClaudeAgentOptions | None = None,
+    *,
+    resume: str | None = None,
+    kinds: Mapping[str, ToolKind] | None = None,
+    trusted: Iterable[str] = (),
+) -> Session:
+    """One Claude Code process and conversation for several turns (``.run``, ``.arun``,
+    ``.start``), each asked as :func:`run` asks; ``close()`` or a ``with`` block ends it.
+
+    ``resume`` is the ``.id`` of an earlier session (another kernel's): its turns
+    continue that conversation, or fail saying why (``SessionError``); a new
+    conversation never takes its place. The options must leave ``resume``,
+    ``continue_conversation``, ``fork_session`` and ``session_id`` unset.
+    """
+    return Session(_options(options), resume=resume, kinds=kinds, trusted=trusted)
+
+
+def sessions(options: ClaudeAgentOptions | None = None) -> list[SessionEntry]:
+    """Claude Code's earlier conversations in ``options.cwd`` (default: the current
+    directory), newest first: each one's ``id`` (for ``session(..., resume=id)``), title and
+    time of its last change. Read from this process's Claude config folder
+    (``CLAUDE_CONFIG_DIR`` or ``~/.claude``); options whose ``env`` names another raise
+    ``ValueError``."""
+    return list_conversations(_options(options))
+
+
+def _options(options: object) -> ClaudeAgentOptions:
+    given = options if options is not None else ClaudeAgentOptions()
+    if not isinstance(given, ClaudeAgentOptions):
+        raise TypeError(f"claude_agent takes ClaudeAgentOptions, not {type(given).__name__}")
+    return given
 
 
 def ask_user_server() -> McpSdkServerConfig:
@@ -203,15 +240,3 @@ def ask_user_server() -> McpSdkServerConfig:
         return {"content": [{"type": "text", "text": answer}]}
 
     return create_sdk_mcp_server(ASK_USER_SERVER, tools=[ask])
-
-
-async def _teardown(client: ClaudeSDKClient) -> None:
-    """Disconnect within a bound; a CLI process still alive then is killed."""
-    process = getattr(getattr(client, "_transport", None), "_process", None)
-    try:
-        await asyncio.wait_for(client.disconnect(), TEARDOWN_TIMEOUT)
-    except BaseException:
-        log.debug("the Claude CLI did not disconnect in time", exc_info=True)
-    if process is not None and getattr(process, "returncode", 0) is None:
-        with contextlib.suppress(ProcessLookupError, OSError):
-            process.kill()

@@ -5,18 +5,20 @@ gate believes (they are the package's own, not a server's word), and their
 previews on the card. Each call asks through ``can_use_tool`` like any other;
 its Allow is a pass (:mod:`mead_notebook.adapters.base.passes`) for exactly that
 one call of that tool with the arguments the card showed, and the tool runs
-only on a pass, under ``run``/``arun``/``start``: a call that reaches the server
-any other way (another argument, a second call, a client of your own) is
-refused and nothing runs. The tool runs with the card's ``Call`` (Cancel stops
-it, and Claude Code's whole turn); the card shows what it returned.
+only on a pass, under ``run``/``arun``/``start`` or in a ``session``'s turn: a
+call that reaches the server any other way (another argument, a second call, a
+client of your own) is refused and nothing runs. The tool runs with the card's
+``Call`` (Cancel stops it, and Claude Code's whole turn); the card shows what it
+returned.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import copy
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,11 +42,15 @@ __all__ = [
     "as_server",
     "own_server",
     "passes_of",
+    "session_turn",
 ]
 
 OWN_SERVER = "mead"
 """The default name of the server (Claude Code calls its tools ``mcp__mead__<tool>``)."""
-NOT_HERE = "This tool runs only under mead_notebook's claude_agent.run/arun/start; nothing ran."
+NOT_HERE = (
+    "This tool runs only under mead_notebook's claude_agent.run/arun/start or a session's "
+    "turn; nothing ran."
+)
 NO_PASS = "{tool} was not allowed for these arguments here; nothing ran."
 CANCELLED = "Cancelled: the whole turn was stopped, and the tool with it."
 STOPPED = "cancelled: the whole turn was stopped"
@@ -61,6 +67,15 @@ class OwnServer:
 
 _servers: weakref.WeakKeyDictionary[Any, OwnServer] = weakref.WeakKeyDictionary()
 _passes: weakref.WeakKeyDictionary[AgentTurn, Passes] = weakref.WeakKeyDictionary()
+
+session_turn: contextvars.ContextVar[Callable[[], AgentTurn | None] | None] = (
+    contextvars.ContextVar("mead_claude_session_turn", default=None)
+)
+"""Set where a session's client connects: the turn of that session running now.
+
+One client serves every turn of a session, and its tool calls run in the context
+it connected in, so they find their turn here rather than by ``active_turn``.
+"""
 
 
 def as_server(tools: Iterable[object], *, name: str = OWN_SERVER) -> McpSdkServerConfig:
@@ -103,6 +118,16 @@ def passes_of(session: AgentTurn) -> Passes:
     return found
 
 
+def _current() -> AgentTurn | None:
+    """The turn a call of the server belongs to: its run's, else its session's running one
+    (a session's client connects where ``active_turn`` is None)."""
+    found = active_turn.get()
+    if found is not None:
+        return found
+    running = session_turn.get()
+    return running() if running is not None else None
+
+
 def _annotations(tool: Tool) -> ToolAnnotations:
     kind = kind_of(tool)
     return ToolAnnotations(
@@ -114,7 +139,7 @@ def _handler(server: str, tool: Tool) -> Any:
     name = f"mcp__{server}__{tool.name}"
 
     async def handle(arguments: dict[str, Any]) -> dict[str, Any]:
-        session = active_turn.get()
+        session = _current()
         passes = _passes.get(session) if session is not None else None
         if session is None or passes is None:
             return _error(NOT_HERE)

@@ -452,3 +452,201 @@ def test_a_mode_switch_is_the_persons_pick_of_the_agents_options(
     [event] = script.events("permission")
     assert event["option"] == "never"
     assert result.calls[0].status == "completed"
+
+
+# -- Claude's AskUserQuestion: a question and its "Other" ------------------------------------
+
+# What claude-agent-acp 0.101.0 sends for AskUserQuestion (askUserQuestionsToCreateRequest in
+# its dist/elicitation.js, for a client that is not JetBrains AIR): each question a field
+# `question_<n>` of choices, then its optional free-text "Other", `question_<n>_custom`.
+ONE_QUESTION = {
+    "message": "Which store should the cache use?",
+    "schema": {
+        "type": "object",
+        "properties": {
+            "question_0": {
+                "type": "string",
+                "title": "Storage",
+                "oneOf": [
+                    {"const": "Redis", "title": "Redis", "description": "In memory, fast"},
+                    {"const": "Postgres", "title": "Postgres", "description": "On disk, durable"},
+                ],
+            },
+            "question_0_custom": {
+                "type": "string",
+                "title": "Other",
+                "description": (
+                    "Type your own answer, or add a note to the option you chose above (optional)."
+                ),
+            },
+        },
+    },
+}
+TWO_QUESTIONS = {
+    "message": "Please answer the following questions.",
+    "schema": {
+        "type": "object",
+        "properties": {
+            "question_0": {
+                "type": "string",
+                "title": "Storage",
+                "description": "Which store should the cache use?",
+                "oneOf": [
+                    {"const": "Redis", "title": "Redis", "description": "In memory, fast"},
+                    {"const": "Postgres", "title": "Postgres", "description": "On disk, durable"},
+                ],
+            },
+            "question_0_custom": {
+                "type": "string",
+                "title": "Other",
+                "description": (
+                    "Type your own answer, or add a note to the option you chose above (optional)."
+                ),
+            },
+            "question_1": {
+                "type": "array",
+                "title": "Editors",
+                "description": "Which editors do you use?",
+                "items": {
+                    "anyOf": [
+                        {"const": "Vim", "title": "Vim", "description": "modal"},
+                        {"const": "Emacs", "title": "Emacs", "description": "extensible"},
+                    ]
+                },
+            },
+            "question_1_custom": {
+                "type": "string",
+                "title": "Other",
+                "description": "Type your own answer to add to your selection above (optional).",
+            },
+        },
+    },
+}
+
+
+def test_claudes_questions_are_one_card_each_with_its_other_on_it(
+    script: Script, tmp_path: Path
+) -> None:
+    person = Answers(Picked("Redis"), Answered("Helix"))
+    answered, result = ask(script, tmp_path, person, **TWO_QUESTIONS)
+    assert answered == {
+        "action": "accept",
+        "content": {"question_0": "Redis", "question_1_custom": "Helix"},
+    }
+    first, second = person.choices
+    assert [o["label"] for o in first["options"]] == ["Redis", "Postgres", "Leave empty"]
+    assert [o["label"] for o in second["options"]] == ["Vim", "Emacs", "Leave empty"]
+    assert second.get("multiple") is True
+    assert first["prompt"].split("\n")[:2] == [
+        "Please answer the following questions.",
+        "Storage: Which store should the cache use?",
+    ]
+    assert (first.get("typed"), second.get("typed")) == ("other", "other")
+    assert [(c.tool_call_id, c.status) for c in result.calls] == [
+        ("question-1/question_0", "completed"),
+        ("question-1/question_1", "completed"),
+    ]
+    assert result.calls[1].arguments["other"] == "question_1_custom"
+
+
+@pytest.mark.parametrize(
+    ("answer", "content"),
+    [
+        (Picked("Postgres"), {"question_0": "Postgres"}),
+        (Answered("  Memcached "), {"question_0_custom": "Memcached"}),
+        (Answered("Redis"), {"question_0_custom": "Redis"}),
+        (Picked("mead-empty"), {}),
+    ],
+    ids=["option", "own-words", "own-words-naming-an-option", "skipped"],
+)
+def test_one_claude_question_takes_an_option_or_its_other(
+    script: Script, tmp_path: Path, answer: Any, content: dict[str, Any]
+) -> None:
+    person = Answers(answer)
+    answered, result = ask(script, tmp_path, person, **ONE_QUESTION)
+    assert answered == {"action": "accept", "content": content}
+    [choice] = person.choices
+    assert choice["prompt"] == "Which store should the cache use?\n(optional)"
+    assert [record.status for record in result.calls] == ["completed"]
+
+
+def test_a_pick_that_is_no_option_of_a_claude_question_is_asked_again(
+    script: Script, tmp_path: Path
+) -> None:
+    person = Answers(Picked("question_0_custom"), Picked("Redis"))
+    answered, result = ask(script, tmp_path, person, **ONE_QUESTION)
+    assert answered == {"action": "accept", "content": {"question_0": "Redis"}}
+    assert [c.outcome for c in result.calls] == ["invalid_arguments", None]
+    assert "Not sent:" in person.choices[1]["prompt"]
+
+
+@pytest.mark.parametrize(
+    "person",
+    [Answers(Unanswered("expired")), AllowAll()],
+    ids=["timeout", "policy"],
+)
+def test_nobody_answering_a_claude_question_cancels(
+    script: Script, tmp_path: Path, person: Any
+) -> None:
+    answered, _ = ask(script, tmp_path, person, **TWO_QUESTIONS)
+    assert answered == {"action": "cancel"}
+
+
+def test_an_other_field_that_is_required_or_not_free_text_is_a_card_of_its_own(
+    script: Script, tmp_path: Path
+) -> None:
+    """Only an optional free-text ``<name>_custom`` beside an optional field of choices is
+    that field's "Other"."""
+    properties = ONE_QUESTION["schema"]["properties"]  # type: ignore[index]
+    required = {"type": "object", "properties": properties, "required": ["question_0_custom"]}
+    person = Answers(Picked("Redis"), Answered("a note"))
+    answered, _ = ask(script, tmp_path, person, schema=required)
+    assert answered == {
+        "action": "accept",
+        "content": {"question_0": "Redis", "question_0_custom": "a note"},
+    }
+    assert len(person.choices) == 2
+    assert person.choices[1].get("typed") == "answer"
+
+
+# -- what an answer in words is --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("prop", "typed"),
+    [
+        ({"type": "string"}, "answer"),
+        ({"type": "integer"}, "answer"),
+        ({"type": "number", "default": 2}, "answer"),
+        (FRUIT, "other"),
+        ({"type": "boolean"}, "other"),
+        (SEVERAL, "other"),
+    ],
+    ids=["text", "integer", "number", "enum", "boolean", "multi-select"],
+)
+def test_a_field_asked_in_words_says_so(
+    script: Script, tmp_path: Path, prop: dict[str, Any], typed: str
+) -> None:
+    person = Answers(Unanswered("no_answer"))
+    ask(script, tmp_path, person, schema=form(f=prop))
+    [choice] = person.choices
+    assert choice.get("typed") == typed
+
+
+@pytest.mark.parametrize(
+    ("prop", "answer", "value"),
+    [
+        ({"type": "string", "enum": ["decline", "keep"]}, Picked("decline"), "decline"),
+        ({"type": "string", "enum": ["empty", "full"]}, Answered("empty"), "empty"),
+        ({"type": "string"}, Answered("decline"), "decline"),
+        ({"type": "string"}, Answered("empty"), "empty"),
+    ],
+    ids=["option-decline", "option-empty", "words-decline", "words-empty"],
+)
+def test_a_value_that_reads_like_decline_or_empty_is_that_value(
+    script: Script, tmp_path: Path, prop: dict[str, Any], answer: Any, value: str
+) -> None:
+    person = Answers(answer)
+    schema = {**form(f=prop), "required": ["f"]}
+    answered, _ = ask(script, tmp_path, person, schema=schema)
+    assert answered == {"action": "accept", "content": {"f": value}}
