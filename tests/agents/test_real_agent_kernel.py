@@ -20,6 +20,7 @@ from servers.agent_models import (
     AgentModelServer,
     AnthropicAgentServer,
     GeminiAgentServer,
+    OpenCodeAgentServer,
     ResponsesAgentServer,
     RunCommand,
 )
@@ -31,6 +32,7 @@ SERVERS: dict[str, type[AgentModelServer]] = {
     "claude": AnthropicAgentServer,
     "codex": ResponsesAgentServer,
     "gemini": GeminiAgentServer,
+    "opencode": OpenCodeAgentServer,
 }
 
 

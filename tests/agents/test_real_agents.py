@@ -1,4 +1,4 @@
-"""The real coding agents through the ACP adapter: Claude Code, Codex and Gemini CLI.
+"""The real coding agents through the ACP adapter: Claude Code, Codex, Gemini CLI, OpenCode.
 
 Each agent (installed by ``scripts/setup.sh`` from ``tests/agents/package.json``)
 runs against a fake model server of its provider on 127.0.0.1, in a fresh home.
@@ -9,21 +9,24 @@ read-only command runs under the agent's own rules (``decided_by="agent"``), an
 expired question answers ``cancelled``, and an agent killed mid-turn fails the
 turn with an error naming it.
 
-A project's own agent settings (``.claude/``, ``.gemini/``, ``.codex/``) that
-allow ``touch`` are not loaded unless ``settings="project"``, even where the
-person trusts the folder; ``strict=True`` stops a turn at a command the agent
-runs under such rules. Codex runs its commands in its sandbox (bubblewrap, as
-``scripts/setup.sh`` installs it), and refuses to start where bubblewrap is
-missing or does not work.
+A project's own agent settings (``.claude/``, ``.gemini/``, ``.codex/``,
+``opencode.json`` and ``.opencode/``) that allow ``touch`` are not loaded unless
+``settings="project"``, even where the person trusts the folder; ``strict=True``
+stops a turn at a command the agent runs under such rules. Codex runs its
+commands in its sandbox (bubblewrap, as ``scripts/setup.sh`` installs it), and
+refuses to start where bubblewrap is missing or does not work.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,15 +34,17 @@ from typing import Any
 
 import psutil
 import pytest
-from servers.agent_launch import AGENTS, BIN, EXECUTABLES, GEMINI_MODEL, launch
+from servers.agent_launch import AGENTS, BIN, EXECUTABLES, GEMINI_MODEL, launch, plugin_installed
 from servers.agent_models import (
     AgentModelServer,
     AnthropicAgentServer,
     GeminiAgentServer,
+    OpenCodeAgentServer,
     ResponsesAgentServer,
     RunCommand,
     Say,
     Step,
+    UseTool,
     WriteFile,
 )
 
@@ -66,6 +71,7 @@ SERVERS: dict[str, type[AgentModelServer]] = {
     "claude": AnthropicAgentServer,
     "codex": ResponsesAgentServer,
     "gemini": GeminiAgentServer,
+    "opencode": OpenCodeAgentServer,
 }
 
 
@@ -109,8 +115,8 @@ class Rig:
         self.cwd = self.root / "work"
         self.cwd.mkdir()
 
-    def server(self, *steps: Step) -> AgentModelServer:
-        return SERVERS[self.name](*steps, cwd=str(self.cwd))
+    def server(self, *steps: Step, think: float = 0.0) -> AgentModelServer:
+        return SERVERS[self.name](*steps, cwd=str(self.cwd), think=think)
 
     def agent(self, server: AgentModelServer, *more: str, **options: Any) -> Any:
         start = launch(self.name, server.url, self.root)
@@ -140,6 +146,19 @@ class Rig:
             }
             (self.cwd / ".claude").mkdir()
             (self.cwd / ".claude" / "settings.json").write_text(json.dumps(settings))
+        elif self.name == "opencode":
+            # Its config allows touch; a plugin of its own (code run at start) leaves a mark.
+            allowed = {"permission": {"bash": {"touch *": "allow"}}}
+            (self.cwd / "opencode.json").write_text(json.dumps(allowed))
+            plugins = self.cwd / ".opencode" / "plugins"
+            plugins.mkdir(parents=True)
+            mark = json.dumps(str(self.cwd / "hooked.txt"))
+            plugin = (
+                'import fs from "fs";\n'
+                f'export default async () => {{ fs.writeFileSync({mark}, ""); return {{}} }};\n'
+            )
+            (plugins / "mark.js").write_text(plugin)
+            plugin_installed(self.cwd / ".opencode")
         elif self.name == "gemini":
             allowed = {"tools": {"allowed": ["run_shell_command(touch)"]}}
             (self.cwd / ".gemini").mkdir()
@@ -339,15 +358,21 @@ def test_cancel_stops_a_running_command_and_leaves_no_process(rig: Rig) -> None:
 
 
 def test_a_command_the_agent_runs_without_asking_says_agent(rig: Rig) -> None:
-    """``ls`` is read-only: each agent's own rules run it without a question."""
+    """``ls`` is read-only: each agent's own rules run it without a question. OpenCode's
+    preset asks before every command (``test_opencode_asks_before_any_command_or_fetch``):
+    its ``read`` runs unasked instead."""
     person = Person(allow)
     (rig.cwd / "seen.txt").write_text("x")
-    with rig.server(RunCommand("ls", sandboxed=True)) as server:
+    step: Step = RunCommand("ls", sandboxed=True)
+    if rig.name == "opencode":
+        step = UseTool("read", {"filePath": str(rig.cwd / "seen.txt")})
+    with rig.server(step) as server:
         result = acp.run(rig.agent(server), "List", interaction=person, cwd=rig.cwd)
     assert person.requests == []
     [call] = result.calls
     assert (call.status, call.decided_by) == ("completed", "agent"), call
-    assert call.kind == ("read" if rig.name == "codex" else "execute"), call  # Codex: a listing
+    # Codex reports its listing as a read.
+    assert call.kind == ("execute" if rig.name in ("claude", "gemini") else "read"), call
     ran = [u for u in person.updates if u.get("status") == "in_progress"]
     assert [u.get("decided_by") for u in ran] == ["agent"], ran
 
@@ -452,7 +477,7 @@ def test_a_projects_own_settings_are_honoured_when_asked(rig: Rig) -> None:
     assert (rig.cwd / "ran.txt").exists()
     [call] = result.calls
     assert (call.status, call.decided_by) == ("completed", "agent"), call
-    if rig.name == "claude":
+    if rig.name in ("claude", "opencode"):
         assert (rig.cwd / "hooked.txt").exists(), "the project's hook did not run"
     assert result.agent is not None
     assert result.agent.get("settings") == "project"
@@ -461,7 +486,10 @@ def test_a_projects_own_settings_are_honoured_when_asked(rig: Rig) -> None:
 def test_strict_stops_the_turn_at_a_command_run_under_the_projects_rules(rig: Rig) -> None:
     rig.allow_touch_in_the_project()
     person = Person(deny)
-    with rig.server(RunCommand("touch ran.txt"), RunCommand("touch second.txt")) as server:
+    # The model takes a moment before its next step, as a real one does: OpenCode asks it
+    # again within milliseconds of the first command's end, before a cancel can land.
+    steps = (RunCommand("touch ran.txt"), RunCommand("touch second.txt"))
+    with rig.server(*steps, think=2.0) as server:
         spec = rig.launched(server, settings="project")
         result = acp.run(spec, "Run it", interaction=person, cwd=rig.cwd, strict=True)
     assert result.stop_reason == "interrupted", result
@@ -491,6 +519,8 @@ def test_the_turn_says_the_agents_mode_sandbox_and_settings(rig: Rig) -> None:
             "settings": "user",
         },
         "gemini": {"agent": "gemini", "mode": "default", "settings": "user"},
+        # Its modes are its agents, offered as a session option only.
+        "opencode": {"agent": "opencode", "mode": "build", "settings": "user"},
     }
     assert described == expected[rig.name], result.agent
 
@@ -585,6 +615,66 @@ def test_codex_refuses_to_start_where_bubblewrap_is_missing_or_broken(tmp_path: 
         sandbox="danger-full-access",
     )
     assert unchecked.mode == "read-only"
+
+
+# -- OpenCode's preset ----------------------------------------------------------------------
+
+
+def opencode_rig(tmp_path: Path) -> Rig:
+    if not (BIN / EXECUTABLES["opencode"]).exists():
+        pytest.fail("opencode is not installed: run scripts/setup.sh (npm ci in tests/agents)")
+    return Rig("opencode", tmp_path)
+
+
+def test_opencode_asks_before_any_command_or_fetch(tmp_path: Path) -> None:
+    """OpenCode runs what its configuration does not say to ask about: the preset's asks
+    before every command, ``ls`` too, and before a fetch, which denied reaches no URL."""
+    rig = opencode_rig(tmp_path)
+    person = Person(lambda request: Allow() if request.get("kind") == "execute" else Deny())
+    with rig.server(RunCommand("ls")) as server:
+        page = f"{server.url}/page"
+        server.steps.append(UseTool("webfetch", {"url": page, "format": "text"}))
+        result = acp.run(rig.agent(server), "Look", interaction=person, cwd=rig.cwd)
+    listed, fetched = person.requests
+    assert (listed.get("kind"), fetched.get("kind")) == ("execute", "fetch"), person.requests
+    assert shows_command(listed, "ls"), listed
+    # Its title is the URL, unless the call's first report (titled ``webfetch``) lands after
+    # the question, as OpenCode's two event queues sometimes deliver them.
+    assert (fetched.get("arguments") or {}).get("url") == page, repr(list(fetched.items()))
+    assert [s.path for s in server.side if s.path.startswith("/page")] == []
+    assert [(c.kind, c.outcome, c.decided_by) for c in result.calls] == [
+        ("execute", None, None),
+        ("fetch", "denied", None),
+    ], result.calls
+
+
+def test_opencodes_own_server_answers_only_with_its_password(tmp_path: Path) -> None:
+    """``opencode acp`` serves its API (sessions, permission answers, commands) on
+    127.0.0.1; the preset's password keeps every other local process out."""
+    rig = opencode_rig(tmp_path)
+    with rig.server(Say("Hello.")) as server:
+        spec = rig.agent(server)
+        with acp.session(spec, cwd=rig.cwd) as session:
+            session.configure()
+            assert session.process is not None
+            agent = psutil.Process(session.process.pid)
+            [address] = [
+                c.laddr
+                for proc in (agent, *agent.children(recursive=True))
+                for c in proc.net_connections("tcp")
+                if c.status == psutil.CONN_LISTEN
+            ]
+            url = f"http://{address.ip}:{address.port}/permission"
+            password = spec.env["OPENCODE_SERVER_PASSWORD"]
+            token = base64.b64encode(f"opencode:{password}".encode()).decode()
+            with urllib.request.urlopen(
+                urllib.request.Request(url, headers={"Authorization": f"Basic {token}"}),
+                timeout=10,
+            ) as answered:
+                assert answered.status == 200
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(url, timeout=10)
+    assert refused.value.code == 401
 
 
 # -- a session that outlives its agent ---------------------------------------------------

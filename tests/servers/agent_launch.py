@@ -17,9 +17,24 @@ from pathlib import Path
 BIN = Path(__file__).parent.parent / "agents" / "node_modules" / ".bin"
 """Where ``scripts/setup.sh`` installs the agents (``npm ci`` in ``tests/agents``)."""
 
-AGENTS = ("claude", "codex", "gemini")
-EXECUTABLES = {"claude": "claude-agent-acp", "codex": "codex-acp", "gemini": "gemini"}
+AGENTS = ("claude", "codex", "gemini", "opencode")
+EXECUTABLES = {
+    "claude": "claude-agent-acp",
+    "codex": "codex-acp",
+    "gemini": "gemini",
+    "opencode": "opencode",
+}
 GEMINI_MODEL = "gemini-2.5-flash"
+OPENCODE_MODEL = "anthropic/claude-sonnet-4-5"
+OPENCODE_OFFLINE = {
+    "OPENCODE_DISABLE_MODELS_FETCH": "1",
+    "OPENCODE_DISABLE_AUTOUPDATE": "1",
+    "OPENCODE_DISABLE_SHARE": "1",
+    "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+}
+"""What keeps OpenCode (1.18) off the network: its model list (models.dev) from the
+snapshot it ships, no update check (the person's ``autoupdate`` is read from the global
+config only), no sharing, no language server downloads."""
 
 
 @dataclass(frozen=True)
@@ -113,6 +128,37 @@ def launch(name: str, server_url: str, root: Path) -> Launch:
             "GEMINI_CLI_NO_RELAUNCH": "true",
         }
         command += ["--acp", "-m", GEMINI_MODEL]
+    elif name == "opencode":
+        config = home / ".config" / "opencode"
+        config.mkdir(parents=True, exist_ok=True)
+        (config / "opencode.json").write_text(
+            json.dumps(
+                {
+                    "$schema": "https://opencode.ai/config.json",
+                    "model": OPENCODE_MODEL,
+                    "provider": {"anthropic": {"options": {"baseURL": f"{server_url}/v1"}}},
+                    "autoupdate": False,
+                    "share": "disabled",
+                }
+            )
+        )
+        plugin_installed(config)
+        env |= {
+            **OPENCODE_OFFLINE,
+            "XDG_STATE_HOME": str(home / ".local" / "state"),
+            "ANTHROPIC_API_KEY": "test-key",
+        }
+        command += ["acp"]
     else:
         raise ValueError(f"unknown agent {name!r}; expected one of {', '.join(AGENTS)}")
     return Launch(name, command, env, home)
+
+
+def plugin_installed(config: Path) -> None:
+    """OpenCode installs ``@opencode-ai/plugin`` from npm into each of its config folders
+    at start unless the folder already has ``node_modules`` and a lock file naming it."""
+    (config / "node_modules").mkdir(exist_ok=True)
+    wanted = {"@opencode-ai/plugin": "*"}
+    (config / "package.json").write_text(json.dumps({"dependencies": wanted}))
+    lock = {"lockfileVersion": 3, "packages": {"": {"dependencies": wanted}}}
+    (config / "package-lock.json").write_text(json.dumps(lock))

@@ -1,13 +1,14 @@
 """Fake model servers for the real coding agents, on 127.0.0.1.
 
 Each speaks one provider's streaming wire format: Anthropic Messages (Claude
-Code), OpenAI Responses (Codex) and Gemini's ``streamGenerateContent`` (Gemini
-CLI). A test scripts the model's side of the turn as a list of steps (write a
-file, run a command, say something). The agent's request that already carries
-``k`` tool results is answered with step ``k``, so a retried request gets the
-same answer and a step after a refused call still comes. Side requests (a
-connectivity probe, a title, a routing or next-speaker check, token counts)
-get a short generic answer and are not counted as turns.
+Code, and OpenCode through its ``anthropic`` provider), OpenAI Responses (Codex)
+and Gemini's ``streamGenerateContent`` (Gemini CLI). A test scripts the model's
+side of the turn as a list of steps (write a file, run a command, say something).
+The agent's request that already carries ``k`` tool results is answered with step
+``k``, so a retried request gets the same answer and a step after a refused call
+still comes. Side requests (a connectivity probe, a title, a routing or
+next-speaker check, token counts) get a short generic answer and are not counted
+as turns.
 """
 
 from __future__ import annotations
@@ -73,10 +74,13 @@ Step = WriteFile | RunCommand | UseTool | Say
 class AgentModelServer(ProviderServer):
     """A scripted model for one agent; ``turns`` holds the agent's main-loop requests."""
 
-    def __init__(self, *steps: Step, cwd: str = "") -> None:
+    def __init__(self, *steps: Step, cwd: str = "", think: float = 0.0) -> None:
         super().__init__()
         self.steps: list[Step] = list(steps)
         self.cwd = cwd
+        self.think = think
+        """Seconds the model takes before a step that follows a tool result (0: none), as a
+        real model does."""
         self.turns: list[Recorded] = []
         self.side: list[Recorded] = []
         self.seen = threading.Condition()
@@ -152,6 +156,8 @@ class AgentModelServer(ProviderServer):
                 with owner.seen:
                     owner.turns.append(record)
                     owner.seen.notify_all()
+                if number > 0 and owner.think > 0:
+                    owner.stop.wait(owner.think)
                 owner._answer(self, owner.answer(step, number))
 
         return Handler
@@ -187,16 +193,11 @@ class AnthropicAgentServer(AgentModelServer):
         if isinstance(step, Say):
             return Reply(frames=anthropic_text(step.text))
         if isinstance(step, WriteFile):
-            name = "Write"
-            arguments: dict[str, Any] = {
-                "file_path": self.absolute(step.path),
-                "content": step.content,
-            }
+            name, arguments = self.write_call(step)
         elif isinstance(step, UseTool):
             name, arguments = step.name, dict(step.arguments)
         else:
-            name = "Bash"
-            arguments = {"command": step.command, "description": "Run the command"}
+            name, arguments = self.command_call(step)
         text = json.dumps(arguments)
         half = len(text) // 2
         frames = [
@@ -209,6 +210,14 @@ class AnthropicAgentServer(AgentModelServer):
         ]
         return Reply(frames=frames)
 
+    def write_call(self, step: WriteFile) -> tuple[str, dict[str, Any]]:
+        """Claude Code's ``Write``: the tool's name and input."""
+        return "Write", {"file_path": self.absolute(step.path), "content": step.content}
+
+    def command_call(self, step: RunCommand) -> tuple[str, dict[str, Any]]:
+        """Claude Code's ``Bash``: the tool's name and input."""
+        return "Bash", {"command": step.command, "description": "Run the command"}
+
     def side_answer(self, path: str, body: Any) -> Reply:
         if "count_tokens" in path:
             return Reply(200, body={"input_tokens": 10})
@@ -217,6 +226,17 @@ class AnthropicAgentServer(AgentModelServer):
                 return Reply(frames=anthropic_text("A title"))
             return Reply(200, body=_anthropic_message("A title"))
         return Reply(200, body={})
+
+
+class OpenCodeAgentServer(AnthropicAgentServer):
+    """Anthropic Messages as OpenCode (its ``anthropic`` provider) speaks them: tools
+    ``write`` and ``bash``; its session titles come as requests without tools."""
+
+    def write_call(self, step: WriteFile) -> tuple[str, dict[str, Any]]:
+        return "write", {"filePath": self.absolute(step.path), "content": step.content}
+
+    def command_call(self, step: RunCommand) -> tuple[str, dict[str, Any]]:
+        return "bash", {"command": step.command}
 
 
 def _anthropic_message(text: str) -> dict[str, Any]:

@@ -153,6 +153,10 @@ class TurnMapper:
         if record.status in FINAL_STATUSES or status is None or status == "pending":
             return None
         if record.tool_call_id not in self.running:
+            if status == "in_progress" and record.tool_call_id in self.asked:
+                # Its question is open (OpenCode reports a call running while it asks):
+                # the answer runs it.
+                return None
             asking_may_follow = status == "in_progress" and self.late_input > 0
             if asking_may_follow and record.tool_call_id not in self.asked:
                 # Codex 2.x reports a call in progress, then asks about it.

@@ -410,6 +410,9 @@ class Conversation:
         self.mode = None
         if modes is not None and self.spec.policy is None:
             self.mode = modes.current_mode_id
+        elif self.spec.policy is None:
+            # An agent that offers its modes as an option only (OpenCode's agents).
+            self.mode = self._mode_offered
         session_id = self.resume if self.resume is not None else str(opened.session_id)
         await self._want_mode(conn, session_id, modes)
         await self._choose_again(conn, session_id)
@@ -421,6 +424,17 @@ class Conversation:
         if wanted is None or self.mode == wanted:
             return
         name = self.spec.name
+        option = self.client.controls.find("mode")
+        if modes is None and option is not None and not option.legacy:
+            # Modes offered as an option only (OpenCode's agents).
+            if wanted not in option.allowed:
+                listed = ", ".join(str(v) for v in option.allowed)
+                raise AgentError(
+                    f"{name} cannot run in session mode {wanted!r}: it offers {listed}"
+                )
+            await self._set(conn, session_id, option.id, wanted)
+            self.mode = self._mode_offered = wanted
+            return
         offered = [mode.id for mode in modes.available_modes] if modes is not None else []
         listed = f"it offers {', '.join(offered)}" if offered else "it offers no session modes"
         if wanted not in offered:

@@ -1,8 +1,9 @@
-"""Which agent to start: a preset (claude, codex, gemini) or a command.
+"""Which agent to start: a preset (claude, codex, gemini, opencode) or a command.
 
 A preset starts its agent under rules that make it ask before edits and
-commands: its asking mode, the person's own settings only (not a project's,
-which a cloned repository writes: they may allow commands or add hooks) unless
+commands: its asking mode (OpenCode: a configuration of the preset's own,
+:mod:`._opencode`), the person's own settings only (not a project's, which a
+cloned repository writes: they may allow commands or add hooks) unless
 ``settings="project"``, and for Codex a sandbox that works (:mod:`._sandbox`).
 """
 
@@ -29,6 +30,9 @@ from ._codex import (
     codex_release,
     refuse_project_settings,
 )
+from ._opencode import LATE_QUESTION as OPENCODE_LATE_QUESTION
+from ._opencode import PACKAGE as OPENCODE_PACKAGE
+from ._opencode import opencode_env
 from ._sandbox import NO_SANDBOX, SandboxError, codex_sandbox
 
 __all__ = [
@@ -46,8 +50,8 @@ __all__ = [
 
 Settings = Literal["user", "project"]
 """Which of its own settings a preset's agent loads: ``user`` (the person's own:
-Claude's ``~/.claude``, Codex's ``CODEX_HOME``, Gemini's ``~/.gemini``) or
-``project`` (the project's too, as the agent does on its own)."""
+Claude's ``~/.claude``, Codex's ``CODEX_HOME``, Gemini's ``~/.gemini``, OpenCode's
+``~/.config/opencode``) or ``project`` (the project's too, as the agent does on its own)."""
 SETTINGS: Final[tuple[str, ...]] = get_args(Settings)
 
 
@@ -134,6 +138,15 @@ PRESETS: dict[str, Preset] = {
     "gemini": Preset(
         "gemini", "@google/gemini-cli", args=("--acp",), mode="default", late_input=0.0
     ),
+    # It asks only where its configuration says so: the preset writes one of its own.
+    # It reports a command running, then parses it (seconds, the first time) and asks.
+    "opencode": Preset(
+        "opencode",
+        OPENCODE_PACKAGE,
+        args=("acp",),
+        unset=("OPENCODE_DISABLE_PROJECT_CONFIG", "OPENCODE_CONFIG"),
+        late_input=OPENCODE_LATE_QUESTION,
+    ),
 }
 """The presets of :func:`agent`; each asks before edits and commands."""
 
@@ -208,15 +221,17 @@ def agent(
     settings: Settings = "user",
     sandbox: str | None = None,
 ) -> AgentSpec:
-    """An agent to run: a preset (``"claude"``, ``"codex"``, ``"gemini"``) or ``command``.
+    """An agent to run: a preset (``"claude"``, ``"codex"``, ``"gemini"``, ``"opencode"``) or
+    ``command``.
 
     ``executable`` replaces the preset's program (a path, or a name on ``PATH``);
     ``args`` come after the preset's own. ``mode`` replaces the preset's session
     mode (pass a bypass or auto mode only if you mean it); a mode the agent does
     not offer, or will not take, fails its start with :class:`AgentError`.
     ``settings="project"`` lets a preset's agent load the project's own settings
-    too (a repository's ``.claude/``, ``.gemini/``, ``.codex/`` may allow commands
-    or add hooks); by default it loads the person's own only. ``sandbox``
+    too (a repository's ``.claude/``, ``.gemini/``, ``.codex/``, ``opencode.json`` or
+    ``.opencode/`` may allow commands or add hooks); by default it loads the person's own
+    only. ``sandbox``
     (Codex only) is its ``sandbox_mode``: by default ``workspace-write`` once
     bubblewrap shows it works, else :class:`SandboxError`;
     ``"danger-full-access"`` runs Codex without a sandbox, knowingly. A program
@@ -280,13 +295,15 @@ def agent(
     elif sandbox is not None:
         raise TypeError(f"sandbox= is for the codex preset; {preset} has no sandbox setting")
     meta: dict[str, Any] = {}
-    in_folder = None
+    in_folder: Callable[[str], tuple[str, ...]] | None = None
     if preset == "claude":
         meta = _claude_settings(settings)
     elif preset == "gemini":
         _force(extra, _gemini_settings(settings), preset)
     elif preset == "codex" and settings == "user":
         in_folder = codex_untrusted
+    elif preset == "opencode":
+        in_folder = opencode_env(extra, settings, label)
     return AgentSpec(
         label,
         (found, *known.args, *chosen, *(str(a) for a in args)),

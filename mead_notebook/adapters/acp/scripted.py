@@ -20,7 +20,8 @@ A call: ``id``, ``title``, ``kind``, ``input`` (rawInput), ``meta`` (``_meta``),
 ``diff`` ``{path, old, new}``, ``command``, ``terminal`` (a terminal of the
 agent's own, known by id only), ``locations``; ``ask`` (request permission;
 ``ask_first``: before any ``tool_call``; ``unasked_in_progress``: after a
-``tool_call`` that says it is in progress, as Codex 2.x does), ``late`` (the input follows in
+``tool_call`` that says it is in progress, as Codex 2.x does; ``in_progress_while_asking``:
+says it is in progress while its question is open, as OpenCode does), ``late`` (the input follows in
 a later update), ``write`` ``{path, content}`` / ``run`` (a shell command) done
 for real once allowed, ``result`` or ``fail``, ``sleep`` (seconds it runs),
 ``no_in_progress``, ``open`` (never finishes), ``silent`` (no final update after a
@@ -32,7 +33,8 @@ ends the turn ``cancelled``.
 
 Its session modes are ``default`` and ``auto`` (it starts in ``auto``);
 ``MEAD_SCRIPTED_MODES`` in its environment lists others (comma-separated; empty:
-it offers none), ``MEAD_SCRIPTED_MODE_FAILS=1`` makes ``session/set_mode`` fail. It
+it offers none), ``MEAD_SCRIPTED_MODE_FAILS=1`` makes ``session/set_mode`` fail,
+``MEAD_SCRIPTED_MODES_AS_OPTION=1`` offers them as its ``mode`` option only. It
 says it speaks MCP over HTTP unless ``MEAD_SCRIPTED_MCP_HTTP=0`` (then it starts
 stdio servers).
 ``session/new``'s ``_meta`` is logged with ``new_session``.
@@ -154,7 +156,7 @@ class _Scripted:
         options = self.options(names) if os.environ.get("MEAD_SCRIPTED_OPTIONS") == "1" else None
         if options is not None:
             asyncio.get_running_loop().call_later(0.05, self.announce_commands)
-        if not names:
+        if not names or os.environ.get("MEAD_SCRIPTED_MODES_AS_OPTION") == "1":
             return None, options
         self.mode = self.mode if self.mode in names else names[0]
         modes = SessionModeState(
@@ -301,6 +303,10 @@ class _Scripted:
     async def send(self, session_id: str, update: Any) -> None:
         await self.conn.session_update(session_id=session_id, update=update)
 
+    async def send_later(self, seconds: float, session_id: str, update: Any) -> None:
+        await asyncio.sleep(seconds)
+        await self.send(session_id, update)
+
     async def pause(self, seconds: float) -> bool:
         """Sleep ``seconds`` unless cancelled first; return whether it was cancelled."""
         try:
@@ -432,9 +438,15 @@ class _Scripted:
                 locations=locations or None,
             )
             self.log("asking", id=call_id)
-            response = await self.conn.request_permission(
+            asking = self.conn.request_permission(
                 session_id=session_id, tool_call=asked, options=_options()
             )
+            if spec.get("in_progress_while_asking"):
+                running = acp.update_tool_call(call_id, status="in_progress")
+                asking = asyncio.gather(asking, self.send_later(0.1, session_id, running))
+                response = (await asking)[0]
+            else:
+                response = await asking
             outcome = response.outcome
             option = getattr(outcome, "option_id", None)
             self.log("permission", id=call_id, outcome=outcome.outcome, option=option)

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from adapters.helpers import recorded
+from mead_notebook import TurnError
 from mead_notebook.adapters import acp
 from mead_notebook.adapters.acp._controls import (
     MAX_TEXT,
@@ -123,6 +124,29 @@ def test_legacy_modes_are_the_mode_option_and_set_with_set_mode(script: Script) 
     assert script.events("config") == []
     assert result.agent is not None
     assert result.agent.get("mode") == "auto"
+
+
+def test_modes_offered_as_an_option_only_are_on_the_header_and_set_as_one(
+    script: Script,
+) -> None:
+    """OpenCode offers its modes as a ``mode`` option, without ACP session modes: the
+    header says the one it is in, and a preset's mode is set through the option."""
+    env = {**OPTIONS, "MEAD_SCRIPTED_MODES_AS_OPTION": "1"}
+    own = acp.run(script.agent([[{"text": "one"}]], env=env, mode=None), "go", interaction=rec())
+    assert own.agent is not None
+    assert own.agent.get("mode") == "auto"
+    chosen = acp.run(script.agent([[{"text": "two"}]], env=env), "go", interaction=rec())
+    assert [(e["id"], e["value"]) for e in script.events("config")] == [("mode", "default")]
+    assert script.events("mode") == []
+    assert chosen.agent is not None
+    assert chosen.agent.get("mode") == "default"
+    unknown = script.agent([[{"text": "three"}]], env=env, mode="plan")
+    with pytest.raises(TurnError, match="cannot run in session mode 'plan': it offers default"):
+        acp.run(unknown, "go", interaction=rec())
+
+
+def rec() -> Recording:
+    return recorded()[0]
 
 
 def test_an_option_the_agent_changes_mid_turn_is_kept_and_on_the_header(script: Script) -> None:

@@ -194,6 +194,28 @@ def test_a_call_reported_in_progress_before_its_question_is_asked_not_run_unaske
     assert asked(rec)[0]["content"] == [{"type": "terminal", "command": "echo hi"}]
 
 
+class Slow(Person):
+    """Takes half a second to decide."""
+
+    def decide(self, request: Request) -> Allow | Deny:
+        time.sleep(0.5)
+        return super().decide(request)
+
+
+def test_a_call_reported_in_progress_while_its_question_is_open_runs_on_the_answer(
+    script: Script, tmp_path: Path
+) -> None:
+    """OpenCode reports a command running while it asks about it: the call runs on the
+    person's Allow, not the agent's own rules."""
+    rec, _ = recorded(Slow())
+    result = acp.run(
+        script.agent([[bash(in_progress_while_asking=True)]]), "go", interaction=rec, cwd=tmp_path
+    )
+    assert steps(rec)["b1"] == ["pending", "ask", "register", "in_progress", "completed"]
+    assert running(rec)["b1"].get("decided_by") is None
+    assert result.calls[0].decided_by is None
+
+
 def test_a_call_reported_in_progress_and_never_asked_about_ran_unasked(
     script: Script, tmp_path: Path
 ) -> None:
