@@ -342,6 +342,27 @@ def test_a_malformed_update_is_ignored_without_a_traceback(
     assert "Traceback" not in capfd.readouterr().err
 
 
+def test_a_notification_acp_does_not_define_is_ignored_without_a_traceback(
+    script: Script,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """Qwen Code sends ``qwen/notify/session/mode-update`` (no ``_`` prefix) beside its
+    ``current_mode_update``: dropped with a debug line, and the turn goes on."""
+    caplog.set_level(logging.DEBUG)
+    note = {"method": "qwen/notify/session/mode-update", "params": {"modeId": "default"}}
+    turn = [{"text": "before "}, {"notify": note}, {"text": "after"}]
+    result = acp.run(script.agent([turn]), "go", interaction=Narrated(), cwd=tmp_path)
+    assert (result.stop_reason, result.text) == ("end_turn", "before after")
+    assert not [r for r in caplog.records if r.exc_info or r.name == "root"], caplog.text
+    ignored = [r for r in caplog.records if "ACP does not define" in r.getMessage()]
+    assert [(r.levelno, note["method"] in r.getMessage()) for r in ignored] == [
+        (logging.DEBUG, True)
+    ]
+    assert "Traceback" not in capfd.readouterr().err
+
+
 @pytest.mark.parametrize(
     ("reason", "ours"),
     [
