@@ -1,9 +1,10 @@
-"""Which agent to start: a preset (claude, codex, gemini) or a command.
+"""Which agent to start: a preset (claude, codex, gemini, qwen) or a command.
 
 A preset starts its agent under rules that make it ask before edits and
 commands: its asking mode, the person's own settings only (not a project's,
 which a cloned repository writes: they may allow commands or add hooks) unless
-``settings="project"``, and for Codex a sandbox that works (:mod:`._sandbox`).
+``settings="project"`` (Qwen Code: :mod:`._qwen`), and for Codex a sandbox that
+works (:mod:`._sandbox`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ._codex import (
     codex_release,
     refuse_project_settings,
 )
+from ._qwen import untrusted
 from ._sandbox import NO_SANDBOX, SandboxError, codex_sandbox
 
 __all__ = [
@@ -46,8 +48,8 @@ __all__ = [
 
 Settings = Literal["user", "project"]
 """Which of its own settings a preset's agent loads: ``user`` (the person's own:
-Claude's ``~/.claude``, Codex's ``CODEX_HOME``, Gemini's ``~/.gemini``) or
-``project`` (the project's too, as the agent does on its own)."""
+Claude's ``~/.claude``, Codex's ``CODEX_HOME``, Gemini's ``~/.gemini``, Qwen's
+``~/.qwen``) or ``project`` (the project's too, as the agent does on its own)."""
 SETTINGS: Final[tuple[str, ...]] = get_args(Settings)
 
 
@@ -134,6 +136,8 @@ PRESETS: dict[str, Preset] = {
     "gemini": Preset(
         "gemini", "@google/gemini-cli", args=("--acp",), mode="default", late_input=0.0
     ),
+    # Its default mode is ``auto``: a model of its own allows the calls it deems safe.
+    "qwen": Preset("qwen", "@qwen-code/qwen-code", args=("--acp",), mode="default"),
 }
 """The presets of :func:`agent`; each asks before edits and commands."""
 
@@ -208,15 +212,16 @@ def agent(
     settings: Settings = "user",
     sandbox: str | None = None,
 ) -> AgentSpec:
-    """An agent to run: a preset (``"claude"``, ``"codex"``, ``"gemini"``) or ``command``.
+    """An agent to run: a preset (``"claude"``, ``"codex"``, ``"gemini"``, ``"qwen"``) or
+    ``command``.
 
     ``executable`` replaces the preset's program (a path, or a name on ``PATH``);
     ``args`` come after the preset's own. ``mode`` replaces the preset's session
     mode (pass a bypass or auto mode only if you mean it); a mode the agent does
     not offer, or will not take, fails its start with :class:`AgentError`.
     ``settings="project"`` lets a preset's agent load the project's own settings
-    too (a repository's ``.claude/``, ``.gemini/``, ``.codex/`` may allow commands
-    or add hooks); by default it loads the person's own only. ``sandbox``
+    too (a repository's ``.claude/``, ``.gemini/``, ``.codex/``, ``.qwen/`` may allow
+    commands or add hooks); by default it loads the person's own only. ``sandbox``
     (Codex only) is its ``sandbox_mode``: by default ``workspace-write`` once
     bubblewrap shows it works, else :class:`SandboxError`;
     ``"danger-full-access"`` runs Codex without a sandbox, knowingly. A program
@@ -285,6 +290,9 @@ def agent(
         meta = _claude_settings(settings)
     elif preset == "gemini":
         _force(extra, _gemini_settings(settings), preset)
+    elif preset == "qwen" and settings == "user":
+        variables, in_folder = untrusted(extra, label)
+        extra.update(variables)
     elif preset == "codex" and settings == "user":
         in_folder = codex_untrusted
     return AgentSpec(
