@@ -104,5 +104,10 @@ class Inbound:
             return False
         return True
 
+    @property
+    def pumping(self) -> asyncio.Future[None]:
+        """Done once the agent's stdout has ended (or the copy was closed)."""
+        return self._task
+
     def close(self) -> None:
         self._task.cancel()
