@@ -1,4 +1,5 @@
-"""The real coding agents through the ACP adapter: Claude Code, Codex and Gemini CLI.
+"""The real coding agents through the ACP adapter: Claude Code, Codex, Gemini CLI and
+Qwen Code.
 
 Each agent (installed by ``scripts/setup.sh`` from ``tests/agents/package.json``)
 runs against a fake model server of its provider on 127.0.0.1, in a fresh home.
@@ -9,8 +10,8 @@ read-only command runs under the agent's own rules (``decided_by="agent"``), an
 expired question answers ``cancelled``, and an agent killed mid-turn fails the
 turn with an error naming it.
 
-A project's own agent settings (``.claude/``, ``.gemini/``, ``.codex/``) that
-allow ``touch`` are not loaded unless ``settings="project"``, even where the
+A project's own agent settings (``.claude/``, ``.gemini/``, ``.codex/``, ``.qwen/``)
+that allow ``touch`` are not loaded unless ``settings="project"``, even where the
 person trusts the folder; ``strict=True`` stops a turn at a command the agent
 runs under such rules. Codex runs its commands in its sandbox (bubblewrap, as
 ``scripts/setup.sh`` installs it), and refuses to start where bubblewrap is
@@ -35,6 +36,7 @@ from servers.agent_launch import AGENTS, BIN, EXECUTABLES, GEMINI_MODEL, launch
 from servers.agent_models import (
     AgentModelServer,
     AnthropicAgentServer,
+    ChatCompletionsAgentServer,
     GeminiAgentServer,
     ResponsesAgentServer,
     RunCommand,
@@ -64,6 +66,7 @@ SERVERS: dict[str, type[AgentModelServer]] = {
     "claude": AnthropicAgentServer,
     "codex": ResponsesAgentServer,
     "gemini": GeminiAgentServer,
+    "qwen": ChatCompletionsAgentServer,
 }
 
 
@@ -145,6 +148,17 @@ class Rig:
             (home / ".gemini").mkdir(parents=True, exist_ok=True)
             trusted = {str(self.cwd): "TRUST_FOLDER"}
             (home / ".gemini" / "trustedFolders.json").write_text(json.dumps(trusted))
+        elif self.name == "qwen":
+            # Folder trust off (its default) trusts every folder; the person's settings
+            # say so outright, and trust this one besides.
+            hook = {"type": "command", "command": f"touch {self.cwd / 'hooked.txt'}"}
+            settings = {
+                "permissions": {"allow": ["run_shell_command(touch)"]},
+                "hooks": {"PreToolUse": [{"matcher": "run_shell_command", "hooks": [hook]}]},
+            }
+            (self.cwd / ".qwen").mkdir()
+            (self.cwd / ".qwen" / "settings.json").write_text(json.dumps(settings))
+            self.trust_in_qwen = True
         else:
             (self.cwd / ".codex" / "rules").mkdir(parents=True)
             rule = 'prefix_rule(pattern=["touch"], decision="allow")\n'
@@ -152,14 +166,23 @@ class Rig:
             self.trust_in_codex = True
 
     trust_in_codex = False
+    trust_in_qwen = False
 
     def launched(self, server: AgentModelServer, *more: str, **options: Any) -> Any:
-        """:meth:`agent`, with the person's Codex config trusting the folder when asked."""
+        """:meth:`agent`, with the person's Codex or Qwen config trusting the folder when
+        asked."""
         spec = self.agent(server, *more, **options)
         if self.trust_in_codex:
             config = self.root / "home" / ".codex" / "config.toml"
             trusted = f'\n[projects."{self.cwd}"]\ntrust_level = "trusted"\n'
             config.write_text(config.read_text() + trusted)
+        if self.trust_in_qwen:
+            qwen = self.root / "home" / ".qwen"
+            settings = json.loads((qwen / "settings.json").read_text())
+            settings["security"]["folderTrust"] = {"enabled": False}
+            (qwen / "settings.json").write_text(json.dumps(settings))
+            trusted = {str(self.cwd): "TRUST_FOLDER"}
+            (qwen / "trustedFolders.json").write_text(json.dumps(trusted))
         return spec
 
 
@@ -489,6 +512,7 @@ def test_the_turn_says_the_agents_mode_sandbox_and_settings(rig: Rig) -> None:
             "settings": "user",
         },
         "gemini": {"agent": "gemini", "mode": "default", "settings": "user"},
+        "qwen": {"agent": "qwen", "mode": "default", "settings": "user"},
     }
     assert described == expected[rig.name], result.agent
 

@@ -17,9 +17,15 @@ from pathlib import Path
 BIN = Path(__file__).parent.parent / "agents" / "node_modules" / ".bin"
 """Where ``scripts/setup.sh`` installs the agents (``npm ci`` in ``tests/agents``)."""
 
-AGENTS = ("claude", "codex", "gemini")
-EXECUTABLES = {"claude": "claude-agent-acp", "codex": "codex-acp", "gemini": "gemini"}
+AGENTS = ("claude", "codex", "gemini", "qwen")
+EXECUTABLES = {
+    "claude": "claude-agent-acp",
+    "codex": "codex-acp",
+    "gemini": "gemini",
+    "qwen": "qwen",
+}
 GEMINI_MODEL = "gemini-2.5-flash"
+QWEN_MODEL = "qwen3-coder-plus"
 
 
 @dataclass(frozen=True)
@@ -113,6 +119,35 @@ def launch(name: str, server_url: str, root: Path) -> Launch:
             "GEMINI_CLI_NO_RELAUNCH": "true",
         }
         command += ["--acp", "-m", GEMINI_MODEL]
+    elif name == "qwen":
+        settings = home / ".qwen"
+        settings.mkdir(exist_ok=True)
+        (settings / "settings.json").write_text(
+            json.dumps(
+                {
+                    "security": {"auth": {"selectedType": "openai"}},
+                    "privacy": {"usageStatisticsEnabled": False},
+                    "telemetry": {"enabled": False},
+                    "general": {"enableAutoUpdate": False},
+                    "model": {"name": QWEN_MODEL},
+                    # After each turn it asks the model for follow-up suggestions, and a
+                    # memory agent of its own asks it too.
+                    "ui": {"enableFollowupSuggestions": False},
+                    "memory": {
+                        "enableManagedAutoMemory": False,
+                        "enableManagedAutoDream": False,
+                        "enableAutoSkill": False,
+                    },
+                }
+            )
+        )
+        env |= {
+            "OPENAI_BASE_URL": f"{server_url}/v1",
+            "OPENAI_API_KEY": "test-key",
+            "OPENAI_MODEL": QWEN_MODEL,
+            "QWEN_CODE_NO_RELAUNCH": "true",
+        }
+        command += ["--acp"]
     else:
         raise ValueError(f"unknown agent {name!r}; expected one of {', '.join(AGENTS)}")
     return Launch(name, command, env, home)
