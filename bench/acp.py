@@ -17,7 +17,7 @@ arrives (the same clock: agent and client share the machine).
   fastest run (less exposed to other load on the machine). The target is within
   5% and within 20 ms a call.
 
-``--agent claude`` (or ``codex``, ``gemini``: the real agents the tests install,
+``--agent claude`` (or ``codex``, ``gemini``, ``qwen``: the real agents the tests install,
 ``tests/agents``) times what a person waits for with a real agent instead: the
 whole turn, agent start included, through the widget vs the bare client, each
 with a fresh agent and the tests' fake model server scripting ``--calls``
@@ -211,6 +211,7 @@ def real_agent(name: str, calls: int, root: Path) -> tuple[Any, Any, Path]:
     from servers.agent_launch import BIN, EXECUTABLES, GEMINI_MODEL, launch
     from servers.agent_models import (
         AnthropicAgentServer,
+        ChatCompletionsAgentServer,
         GeminiAgentServer,
         ResponsesAgentServer,
         RunCommand,
@@ -221,6 +222,7 @@ def real_agent(name: str, calls: int, root: Path) -> tuple[Any, Any, Path]:
         "claude": AnthropicAgentServer,
         "codex": ResponsesAgentServer,
         "gemini": GeminiAgentServer,
+        "qwen": ChatCompletionsAgentServer,
     }
     cwd = root / "work"
     cwd.mkdir(parents=True)
@@ -316,7 +318,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=50)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--agent", choices=("claude", "codex", "gemini"))
+    parser.add_argument("--agent", choices=("claude", "codex", "gemini", "qwen"))
     args = parser.parse_args()
     if args.agent:
         main_real(args.agent, args.calls, args.repeats)
