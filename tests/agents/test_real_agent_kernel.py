@@ -19,6 +19,7 @@ from servers.agent_launch import AGENTS, BIN, EXECUTABLES, GEMINI_MODEL, launch
 from servers.agent_models import (
     AgentModelServer,
     AnthropicAgentServer,
+    ChatCompletionsAgentServer,
     GeminiAgentServer,
     ResponsesAgentServer,
     RunCommand,
@@ -31,6 +32,7 @@ SERVERS: dict[str, type[AgentModelServer]] = {
     "claude": AnthropicAgentServer,
     "codex": ResponsesAgentServer,
     "gemini": GeminiAgentServer,
+    "qwen": ChatCompletionsAgentServer,
 }
 
 
