@@ -1,12 +1,12 @@
-"""Any ACP agent under the widget: Claude Code, Codex, Gemini CLI, Qwen Code
-(``mead-notebook[acp]``).
+"""Any ACP agent under the widget: Claude Code, Codex, Gemini CLI, Qwen Code, GitHub
+Copilot CLI (``mead-notebook[acp]``).
 
 ::
 
     from mead_notebook import NotebookInteraction
     from mead_notebook.adapters import acp
 
-    agent = acp.agent("claude")     # or "codex", "gemini", "qwen", or command=[...], env={...}
+    agent = acp.agent("claude")  # or "codex", "gemini", "qwen", "copilot", or command=[...]
     result = acp.run(agent, "Make the failing test pass",
                      interaction=NotebookInteraction(), cwd="repo/")
     result.text, result.calls, result.stop_reason

@@ -1,10 +1,10 @@
-"""Which agent to start: a preset (claude, codex, gemini, qwen) or a command.
+"""Which agent to start: a preset (claude, codex, gemini, qwen, copilot) or a command.
 
 A preset starts its agent under rules that make it ask before edits and
 commands: its asking mode, the person's own settings only (not a project's,
 which a cloned repository writes: they may allow commands or add hooks) unless
-``settings="project"`` (Qwen Code: :mod:`._qwen`), and for Codex a sandbox that
-works (:mod:`._sandbox`).
+``settings="project"`` (Qwen Code: :mod:`._qwen`; Copilot CLI: :mod:`._copilot`), and
+for Codex a sandbox that works (:mod:`._sandbox`).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from ._codex import (
     codex_release,
     refuse_project_settings,
 )
+from ._copilot import AGENT_MODE, refuse_project_configuration
 from ._qwen import untrusted
 from ._sandbox import NO_SANDBOX, SandboxError, codex_sandbox
 
@@ -138,6 +139,8 @@ PRESETS: dict[str, Preset] = {
     ),
     # Its default mode is ``auto``: a model of its own allows the calls it deems safe.
     "qwen": Preset("qwen", "@qwen-code/qwen-code", args=("--acp",), mode="default"),
+    # Its agent mode asks before edits and commands (reads of files it runs unasked).
+    "copilot": Preset("copilot", "@github/copilot", args=("--acp",), mode=AGENT_MODE),
 }
 """The presets of :func:`agent`; each asks before edits and commands."""
 
@@ -212,16 +215,17 @@ def agent(
     settings: Settings = "user",
     sandbox: str | None = None,
 ) -> AgentSpec:
-    """An agent to run: a preset (``"claude"``, ``"codex"``, ``"gemini"``, ``"qwen"``) or
-    ``command``.
+    """An agent to run: a preset (``"claude"``, ``"codex"``, ``"gemini"``, ``"qwen"``,
+    ``"copilot"``) or ``command``.
 
     ``executable`` replaces the preset's program (a path, or a name on ``PATH``);
     ``args`` come after the preset's own. ``mode`` replaces the preset's session
     mode (pass a bypass or auto mode only if you mean it); a mode the agent does
     not offer, or will not take, fails its start with :class:`AgentError`.
     ``settings="project"`` lets a preset's agent load the project's own settings
-    too (a repository's ``.claude/``, ``.gemini/``, ``.codex/``, ``.qwen/`` may allow
-    commands or add hooks); by default it loads the person's own only. ``sandbox``
+    too (a repository's ``.claude/``, ``.gemini/``, ``.codex/``, ``.qwen/``, ``.github/``
+    may allow commands or add hooks); by default it loads the person's own only (Codex
+    2.x and Copilot CLI, which would load them, refuse such a folder). ``sandbox``
     (Codex only) is its ``sandbox_mode``: by default ``workspace-write`` once
     bubblewrap shows it works, else :class:`SandboxError`;
     ``"danger-full-access"`` runs Codex without a sandbox, knowingly. A program
@@ -293,6 +297,8 @@ def agent(
     elif preset == "qwen" and settings == "user":
         variables, in_folder = untrusted(extra, label)
         extra.update(variables)
+    elif preset == "copilot" and settings == "user":
+        in_folder = refuse_project_configuration(label, extra)
     elif preset == "codex" and settings == "user":
         in_folder = codex_untrusted
     return AgentSpec(

@@ -393,3 +393,58 @@ def test_qwen_refuses_trusted_folders_of_the_callers_own(tools: Path, tmp_path: 
     with pytest.raises(ValueError, match="settings='project'"):
         acp.agent("qwen", env=env)
     assert acp.agent("qwen", env=env, settings="project").environment()[TRUSTED] == env[TRUSTED]
+
+
+# -- GitHub Copilot CLI ------------------------------------------------------------------
+
+
+def test_copilot_asks_in_its_agent_mode_and_names_its_package_when_missing(
+    tools: Path, tmp_path: Path
+) -> None:
+    program(tools, "copilot")
+    copilot = acp.agent("copilot", env={"PATH": str(tools)})
+    agent_mode = "https://agentclientprotocol.com/protocol/session-modes#agent"
+    assert (copilot.command, copilot.mode) == ((str(tools / "copilot"), "--acp"), agent_mode)
+    assert copilot.info(agent_mode)["settings"] == "user"
+    with pytest.raises(acp.AgentNotFoundError, match="npm install -g @github/copilot"):
+        acp.agent("copilot", env={"PATH": str(tmp_path / "nowhere")})
+
+
+@pytest.mark.parametrize(
+    "path", [".github/hooks/allow.json", ".github/copilot/settings.json", ".mcp.json", ".claude"]
+)
+def test_copilot_refuses_a_repository_whose_configuration_it_would_load(
+    tools: Path, tmp_path: Path, path: str
+) -> None:
+    """Anywhere from the session's folder up to the repository's root; the repository's
+    own configuration, never the person's home."""
+    program(tools, "copilot")
+    home = tmp_path / "home"
+    repo = home / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / path).parent.mkdir(parents=True, exist_ok=True)
+    (repo / path).write_text("{}")
+    below = repo / "src" / "pkg"
+    below.mkdir(parents=True)
+    (home / ".copilot").mkdir()
+    env = {"PATH": str(tools), "HOME": str(home)}
+    copilot = acp.agent("copilot", env=env)
+    for cwd in (repo, below):
+        with pytest.raises(acp.ProjectSettingsError, match="settings='project'") as refused:
+            copilot.command_in(str(cwd))
+        assert str(repo / Path(path).parts[0]) in str(refused.value)
+    assert acp.agent("copilot", env=env, settings="project").command_in(str(below))
+    clean = home / "other"
+    (clean / ".git").mkdir(parents=True)
+    assert copilot.command_in(str(clean)) == (str(tools / "copilot"), "--acp")
+    assert copilot.command_in(str(home)) == (str(tools / "copilot"), "--acp")
+
+
+def test_copilot_looks_no_higher_than_the_repositorys_root(tools: Path, tmp_path: Path) -> None:
+    program(tools, "copilot")
+    (tmp_path / ".github" / "hooks" / "allow.json").parent.mkdir(parents=True)
+    (tmp_path / ".github" / "hooks" / "allow.json").write_text("{}")
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    (tmp_path / "repo" / ".claude").mkdir()  # empty: nothing to load
+    copilot = acp.agent("copilot", env={"PATH": str(tools), "HOME": str(tmp_path / "home")})
+    assert copilot.command_in(str(tmp_path / "repo")) == (str(tools / "copilot"), "--acp")
