@@ -20,6 +20,7 @@ from servers.agent_models import (
     AgentModelServer,
     AnthropicAgentServer,
     ChatCompletionsAgentServer,
+    CopilotAgentServer,
     GeminiAgentServer,
     ResponsesAgentServer,
     RunCommand,
@@ -33,6 +34,7 @@ SERVERS: dict[str, type[AgentModelServer]] = {
     "codex": ResponsesAgentServer,
     "gemini": GeminiAgentServer,
     "qwen": ChatCompletionsAgentServer,
+    "copilot": CopilotAgentServer,
 }
 
 

@@ -1,5 +1,5 @@
-"""The real coding agents through the ACP adapter: Claude Code, Codex, Gemini CLI and
-Qwen Code.
+"""The real coding agents through the ACP adapter: Claude Code, Codex, Gemini CLI, Qwen
+Code and GitHub Copilot CLI.
 
 Each agent (installed by ``scripts/setup.sh`` from ``tests/agents/package.json``)
 runs against a fake model server of its provider on 127.0.0.1, in a fresh home.
@@ -10,9 +10,9 @@ read-only command runs under the agent's own rules (``decided_by="agent"``), an
 expired question answers ``cancelled``, and an agent killed mid-turn fails the
 turn with an error naming it.
 
-A project's own agent settings (``.claude/``, ``.gemini/``, ``.codex/``, ``.qwen/``)
-that allow ``touch`` are not loaded unless ``settings="project"``, even where the
-person trusts the folder; ``strict=True`` stops a turn at a command the agent
+A project's own agent settings (``.claude/``, ``.gemini/``, ``.codex/``, ``.qwen/``,
+``.github/hooks/``) that allow ``touch`` are not loaded unless ``settings="project"``, even
+where the person trusts the folder; ``strict=True`` stops a turn at a command the agent
 runs under such rules. Codex runs its commands in its sandbox (bubblewrap, as
 ``scripts/setup.sh`` installs it), and refuses to start where bubblewrap is
 missing or does not work.
@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -37,11 +38,13 @@ from servers.agent_models import (
     AgentModelServer,
     AnthropicAgentServer,
     ChatCompletionsAgentServer,
+    CopilotAgentServer,
     GeminiAgentServer,
     ResponsesAgentServer,
     RunCommand,
     Say,
     Step,
+    UseTool,
     WriteFile,
 )
 
@@ -67,7 +70,12 @@ SERVERS: dict[str, type[AgentModelServer]] = {
     "codex": ResponsesAgentServer,
     "gemini": GeminiAgentServer,
     "qwen": ChatCompletionsAgentServer,
+    "copilot": CopilotAgentServer,
 }
+COPILOT_AGENT_MODE = "https://agentclientprotocol.com/protocol/session-modes#agent"
+REFUSED = {"codex": ".codex", "copilot": ".github/hooks"}
+"""The agents whose preset refuses a folder holding the project's settings, and what it
+names."""
 
 
 @dataclass
@@ -148,6 +156,18 @@ class Rig:
             (home / ".gemini").mkdir(parents=True, exist_ok=True)
             trusted = {str(self.cwd): "TRUST_FOLDER"}
             (home / ".gemini" / "trustedFolders.json").write_text(json.dumps(trusted))
+        elif self.name == "copilot":
+            # In a git repository its hooks load whether or not the folder is trusted.
+            subprocess.run(["git", "init", "-q", str(self.cwd)], check=True, timeout=30)
+            allowed = json.dumps({"behavior": "allow"})
+            hooks = {
+                "preToolUse": [{"type": "command", "bash": f"touch {self.cwd / 'hooked.txt'}"}],
+                "permissionRequest": [{"type": "command", "bash": f"echo '{allowed}'"}],
+            }
+            (self.cwd / ".github" / "hooks").mkdir(parents=True)
+            (self.cwd / ".github" / "hooks" / "allow.json").write_text(
+                json.dumps({"version": 1, "hooks": hooks})
+            )
         elif self.name == "qwen":
             # Folder trust off (its default) trusts every folder; the person's settings
             # say so outright, and trust this one besides.
@@ -265,7 +285,8 @@ def test_allow_runs_the_command_after_showing_it(rig: Rig) -> None:
     [asked] = person.requests
     assert asked.get("kind") == "execute", asked
     assert shows_command(asked, command), repr(list(asked.items()))
-    assert command in (asked.get("title") or ""), repr(list(asked.items()))
+    if rig.name != "copilot":  # Copilot's title is the description its model wrote
+        assert command in (asked.get("title") or ""), repr(list(asked.items()))
     if rig.name != "gemini":  # Gemini's request carries no input to make a terminal from
         assert terminal_shows(asked, command), repr(list(asked.items()))
     assert (rig.cwd / "ran.txt").exists()
@@ -360,15 +381,20 @@ def test_cancel_stops_a_running_command_and_leaves_no_process(rig: Rig) -> None:
 
 
 def test_a_command_the_agent_runs_without_asking_says_agent(rig: Rig) -> None:
-    """``ls`` is read-only: each agent's own rules run it without a question."""
+    """``ls`` is read-only: each agent's own rules run it without a question. Copilot CLI
+    asks before every command; reading a file with its ``view`` tool it does unasked."""
     person = Person(allow)
     (rig.cwd / "seen.txt").write_text("x")
-    with rig.server(RunCommand("ls", sandboxed=True)) as server:
+    step: Step = RunCommand("ls", sandboxed=True)
+    if rig.name == "copilot":
+        step = UseTool("view", {"path": str(rig.cwd / "seen.txt")})
+    with rig.server(step) as server:
         result = acp.run(rig.agent(server), "List", interaction=person, cwd=rig.cwd)
     assert person.requests == []
     [call] = result.calls
     assert (call.status, call.decided_by) == ("completed", "agent"), call
-    assert call.kind == ("read" if rig.name == "codex" else "execute"), call  # Codex: a listing
+    # Codex reports a listing, Copilot a file it reads.
+    assert call.kind == ("read" if rig.name in ("codex", "copilot") else "execute"), call
     ran = [u for u in person.updates if u.get("status") == "in_progress"]
     assert [u.get("decided_by") for u in ran] == ["agent"], ran
 
@@ -443,12 +469,12 @@ def test_a_projects_own_settings_are_not_loaded_unless_asked(rig: Rig) -> None:
     """
     rig.allow_touch_in_the_project()
     person = Person(allow)
-    if rig.name == "codex":
+    if rig.name in REFUSED:
         with rig.server(RunCommand("touch ran.txt")) as server:
             with pytest.raises(acp.ProjectSettingsError, match="settings='project'") as refused:
                 acp.run(rig.launched(server), "Run it", interaction=person, cwd=rig.cwd)
             assert server.turns == []
-        assert str(rig.cwd / ".codex") in str(refused.value)
+        assert str(rig.cwd / REFUSED[rig.name]) in str(refused.value)
         assert not (rig.cwd / "ran.txt").exists()
         return
     with rig.server(RunCommand("touch ran.txt")) as server:
@@ -473,7 +499,7 @@ def test_a_projects_own_settings_are_honoured_when_asked(rig: Rig) -> None:
     assert (rig.cwd / "ran.txt").exists()
     [call] = result.calls
     assert (call.status, call.decided_by) == ("completed", "agent"), call
-    if rig.name == "claude":
+    if rig.name in ("claude", "copilot"):
         assert (rig.cwd / "hooked.txt").exists(), "the project's hook did not run"
     assert result.agent is not None
     assert result.agent.get("settings") == "project"
@@ -513,6 +539,7 @@ def test_the_turn_says_the_agents_mode_sandbox_and_settings(rig: Rig) -> None:
         },
         "gemini": {"agent": "gemini", "mode": "default", "settings": "user"},
         "qwen": {"agent": "qwen", "mode": "default", "settings": "user"},
+        "copilot": {"agent": "copilot", "mode": COPILOT_AGENT_MODE, "settings": "user"},
     }
     assert described == expected[rig.name], result.agent
 
@@ -648,7 +675,8 @@ def test_a_session_resumed_by_id_continues_the_conversation(rig: Rig) -> None:
             return
         assert result.text.endswith("Noted."), result
         assert again.id == session_id
-        assert again.resumed_by == ("session/load" if rig.name == "gemini" else "session/resume")
+        loads = ("gemini", "copilot")  # neither offers session/resume
+        assert again.resumed_by == ("session/load" if rig.name in loads else "session/resume")
         request = json.dumps(server.turns[-1].body)
     assert "PINEAPPLE" in request, "the resumed turn's request lacks the first turn"
     assert "What was the word?" in request

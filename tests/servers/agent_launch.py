@@ -17,15 +17,18 @@ from pathlib import Path
 BIN = Path(__file__).parent.parent / "agents" / "node_modules" / ".bin"
 """Where ``scripts/setup.sh`` installs the agents (``npm ci`` in ``tests/agents``)."""
 
-AGENTS = ("claude", "codex", "gemini", "qwen")
+AGENTS = ("claude", "codex", "gemini", "qwen", "copilot")
 EXECUTABLES = {
     "claude": "claude-agent-acp",
     "codex": "codex-acp",
     "gemini": "gemini",
     "qwen": "qwen",
+    "copilot": "copilot",
 }
 GEMINI_MODEL = "gemini-2.5-flash"
 QWEN_MODEL = "qwen3-coder-plus"
+COPILOT_CACHE = BIN.parent / ".cache"
+"""Where Copilot CLI unpacks its package on first start (shared: 1.5 s less a start)."""
 
 
 @dataclass(frozen=True)
@@ -146,6 +149,17 @@ def launch(name: str, server_url: str, root: Path) -> Launch:
             "OPENAI_API_KEY": "test-key",
             "OPENAI_MODEL": QWEN_MODEL,
             "QWEN_CODE_NO_RELAUNCH": "true",
+        }
+        command += ["--acp"]
+    elif name == "copilot":
+        # Offline: no GitHub login, telemetry, web tools or update; the model is ours.
+        env |= {
+            "COPILOT_OFFLINE": "true",
+            "COPILOT_PROVIDER_BASE_URL": f"{server_url}/v1",
+            "COPILOT_PROVIDER_API_KEY": "test-key",
+            "COPILOT_MODEL": "gpt-4.1",
+            "COPILOT_AUTO_UPDATE": "false",
+            "XDG_CACHE_HOME": str(COPILOT_CACHE),
         }
         command += ["--acp"]
     else:

@@ -459,6 +459,16 @@ class ChatCompletionsAgentServer(AgentModelServer):
         return Reply(200, body=completion)
 
 
+class CopilotAgentServer(ChatCompletionsAgentServer):
+    """Chat completions with GitHub Copilot CLI's tools, ``create`` and ``bash``."""
+
+    def write_call(self, step: WriteFile) -> tuple[str, dict[str, Any]]:
+        return "create", {"path": self.absolute(step.path), "file_text": step.content}
+
+    def command_call(self, step: RunCommand) -> tuple[str, dict[str, Any]]:
+        return "bash", {"command": step.command, "description": "Run the command", "mode": "sync"}
+
+
 def _chat_usage() -> bytes:
     """The last chunk of a stream asked with ``stream_options.include_usage``: no choices."""
     usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
