@@ -448,3 +448,41 @@ def test_copilot_looks_no_higher_than_the_repositorys_root(tools: Path, tmp_path
     (tmp_path / "repo" / ".claude").mkdir()  # empty: nothing to load
     copilot = acp.agent("copilot", env={"PATH": str(tools), "HOME": str(tmp_path / "home")})
     assert copilot.command_in(str(tmp_path / "repo")) == (str(tools / "copilot"), "--acp")
+
+
+# -- Cline -------------------------------------------------------------------------------
+
+
+def test_cline_asks_in_its_act_mode_with_its_sessions_in_its_own_process(
+    tools: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cline's CLI approves every call unless told not to; by default it runs sessions in a
+    hub daemon of its own that outlives the agent."""
+    program(tools, "cline")
+    monkeypatch.setenv("CLINE_SESSION_BACKEND_MODE", "hub")  # as a kernel was started
+    cline = acp.agent("cline", env={"PATH": str(tools)})
+    assert cline.command == (str(tools / "cline"), "--acp", "--auto-approve", "false")
+    assert cline.mode == "act"
+    assert cline.environment()["CLINE_SESSION_BACKEND_MODE"] == "local"
+    project = acp.agent("cline", env={"PATH": str(tools)}, settings="project")
+    assert project.environment()["CLINE_SESSION_BACKEND_MODE"] == "local"
+    with pytest.raises(ValueError, match="outside the agent's process"):
+        acp.agent("cline", env={"PATH": str(tools), "CLINE_SESSION_BACKEND_MODE": "hub"})
+    with pytest.raises(acp.AgentNotFoundError, match="npm install -g cline"):
+        acp.agent("cline", env={"PATH": str(tmp_path / "nowhere")})
+
+
+@pytest.mark.parametrize("path", [".clinerules/hooks/PreToolUse", ".cline/plugins/x.js", ".agents"])
+def test_cline_refuses_a_workspace_whose_configuration_it_would_load(
+    tools: Path, tmp_path: Path, path: str
+) -> None:
+    program(tools, "cline")
+    work = tmp_path / "work"
+    (work / ".git").mkdir(parents=True)
+    (work / path).parent.mkdir(parents=True, exist_ok=True)
+    (work / path).write_text("#!/bin/sh\n")
+    env = {"PATH": str(tools), "HOME": str(tmp_path / "home")}
+    with pytest.raises(acp.ProjectSettingsError, match="settings='project'") as refused:
+        acp.agent("cline", env=env).command_in(str(work))
+    assert str(work / Path(path).parts[0]) in str(refused.value)
+    assert acp.agent("cline", env=env, settings="project").command_in(str(work))
