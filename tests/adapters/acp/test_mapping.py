@@ -221,6 +221,17 @@ def test_a_command_shows_as_a_terminal_with_its_output(script: Script, tmp_path:
     assert call.result == "hi\n"
 
 
+def test_a_call_of_several_commands_shows_each_in_its_terminal(
+    script: Script, tmp_path: Path
+) -> None:
+    """Cline's ``run_commands`` (and Copilot CLI's question) carry ``commands``, a list of
+    commands run one after the other: the card shows every one, one a line."""
+    rec, _ = recorded()
+    call = bash("touch a; ls", input={"commands": ["touch a", "ls"]})
+    acp.run(script.agent([[call]]), "go", interaction=rec, cwd=tmp_path)
+    assert asked(rec)[0]["content"] == [{"type": "terminal", "command": "touch a\nls"}]
+
+
 def test_a_failed_call_ends_failed_with_its_error(script: Script, tmp_path: Path) -> None:
     rec, _ = recorded()
     result = acp.run(
