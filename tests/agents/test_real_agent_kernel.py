@@ -20,6 +20,7 @@ from servers.agent_models import (
     AgentModelServer,
     AnthropicAgentServer,
     ChatCompletionsAgentServer,
+    ClineAgentServer,
     CopilotAgentServer,
     GeminiAgentServer,
     ResponsesAgentServer,
@@ -35,6 +36,7 @@ SERVERS: dict[str, type[AgentModelServer]] = {
     "gemini": GeminiAgentServer,
     "qwen": ChatCompletionsAgentServer,
     "copilot": CopilotAgentServer,
+    "cline": ClineAgentServer,
 }
 
 

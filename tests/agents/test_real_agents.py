@@ -1,5 +1,5 @@
 """The real coding agents through the ACP adapter: Claude Code, Codex, Gemini CLI, Qwen
-Code and GitHub Copilot CLI.
+Code, GitHub Copilot CLI and Cline.
 
 Each agent (installed by ``scripts/setup.sh`` from ``tests/agents/package.json``)
 runs against a fake model server of its provider on 127.0.0.1, in a fresh home.
@@ -38,6 +38,7 @@ from servers.agent_models import (
     AgentModelServer,
     AnthropicAgentServer,
     ChatCompletionsAgentServer,
+    ClineAgentServer,
     CopilotAgentServer,
     GeminiAgentServer,
     ResponsesAgentServer,
@@ -71,9 +72,10 @@ SERVERS: dict[str, type[AgentModelServer]] = {
     "gemini": GeminiAgentServer,
     "qwen": ChatCompletionsAgentServer,
     "copilot": CopilotAgentServer,
+    "cline": ClineAgentServer,
 }
 COPILOT_AGENT_MODE = "https://agentclientprotocol.com/protocol/session-modes#agent"
-REFUSED = {"codex": ".codex", "copilot": ".github/hooks"}
+REFUSED = {"codex": ".codex", "copilot": ".github/hooks", "cline": ".clinerules"}
 """The agents whose preset refuses a folder holding the project's settings, and what it
 names."""
 
@@ -168,6 +170,12 @@ class Rig:
             (self.cwd / ".github" / "hooks" / "allow.json").write_text(
                 json.dumps({"version": 1, "hooks": hooks})
             )
+        elif self.name == "cline":
+            # A hook it runs before every call (it has no project rule that allows one).
+            hook = self.cwd / ".clinerules" / "hooks" / "PreToolUse"
+            hook.parent.mkdir(parents=True)
+            hook.write_text(f"#!/bin/sh\ntouch {self.cwd / 'hooked.txt'}\necho '{{}}'\n")
+            hook.chmod(0o755)
         elif self.name == "qwen":
             # Folder trust off (its default) trusts every folder; the person's settings
             # say so outright, and trust this one besides.
@@ -204,6 +212,12 @@ class Rig:
             trusted = {str(self.cwd): "TRUST_FOLDER"}
             (qwen / "trustedFolders.json").write_text(json.dumps(trusted))
         return spec
+
+
+ASKS_BEFORE_EVERY_CALL = ("cline",)
+"""Agents that run nothing on rules of their own (Cline in act mode asks before reading a
+file too) and read no project rule that allows a call (Cline's project hooks cannot)."""
+WITH_RULES = [name for name in AGENTS if name not in ASKS_BEFORE_EVERY_CALL]
 
 
 @pytest.fixture(params=AGENTS)
@@ -246,6 +260,15 @@ def shows_command(request: Request, command: str) -> bool:
     return terminal_shows(request, command) or any(command in n for n in named)
 
 
+def shows_the_write(rig: Rig, request: Request, path: Path, text: str) -> bool:
+    """The write is on the card: its diff, or for Cline (whose ``apply_patch`` is of kind
+    ``other`` and sends no diff) the patch that is its input."""
+    if rig.name == "cline":
+        patch = (request.get("arguments") or {}).get("input", "")
+        return f"*** Add File: {path.name}\n+{text}" in patch
+    return shows_diff(request, path, text)
+
+
 def test_allow_writes_the_file_after_showing_its_diff(rig: Rig) -> None:
     target = rig.cwd / "hello.txt"
     person = Person(allow)
@@ -253,13 +276,16 @@ def test_allow_writes_the_file_after_showing_its_diff(rig: Rig) -> None:
         result = acp.run(rig.agent(server), "Write hello.txt", interaction=person, cwd=rig.cwd)
     assert result.stop_reason == "end_turn", result
     [asked] = person.requests
-    assert asked.get("kind") == "edit", asked
-    assert shows_diff(asked, target, "hello\n"), asked
-    assert [loc["path"] for loc in asked.get("locations") or []] == [str(target)], asked
+    kind = "other" if rig.name == "cline" else "edit"
+    assert asked.get("kind") == kind, asked
+    assert shows_the_write(rig, asked, target, "hello\n"), asked
+    if rig.name != "cline":  # Cline names no location
+        assert [loc["path"] for loc in asked.get("locations") or []] == [str(target)], asked
     assert asked.get("editable") is False, asked
-    assert target.read_text() == "hello\n"
+    # Cline's apply_patch writes the last line without its newline.
+    assert target.read_text() == ("hello" if rig.name == "cline" else "hello\n")
     [call] = result.calls
-    assert (call.status, call.kind) == ("completed", "edit"), call
+    assert (call.status, call.kind) == ("completed", kind), call
     assert result.text.endswith("Done."), result.text  # the model's last words, streamed
 
 
@@ -269,11 +295,20 @@ def test_deny_leaves_the_file_unwritten(rig: Rig) -> None:
     with rig.server(WriteFile("hello.txt", "hello\n")) as server:
         result = acp.run(rig.agent(server), "Write hello.txt", interaction=person, cwd=rig.cwd)
     [asked] = person.requests
-    assert shows_diff(asked, target, "hello\n"), asked
+    assert shows_the_write(rig, asked, target, "hello\n"), asked
     assert not target.exists()
-    [call] = result.calls
+    call, *again = result.calls
     assert call.status in ("denied", "failed"), call
     assert call.outcome == "denied", call
+    assert_announced_again_only_by_cline(rig, again)
+
+
+def assert_announced_again_only_by_cline(rig: Rig, again: list[Call]) -> None:
+    """Cline announces a call it was refused once more after its end (a ``tool_call`` for
+    the ended id): a call of its own that never runs."""
+    if rig.name != "cline":
+        assert again == [], again
+    assert all(c.status != "completed" for c in again), again
 
 
 def test_allow_runs_the_command_after_showing_it(rig: Rig) -> None:
@@ -300,8 +335,9 @@ def test_deny_leaves_the_command_unrun(rig: Rig) -> None:
     [asked] = person.requests
     assert shows_command(asked, command), repr(list(asked.items()))
     assert not (rig.cwd / "ran.txt").exists()
-    [call] = result.calls
+    call, *again = result.calls
     assert call.outcome == "denied", call
+    assert_announced_again_only_by_cline(rig, again)
 
 
 def group_of(pid: int) -> list[psutil.Process]:
@@ -380,9 +416,11 @@ def test_cancel_stops_a_running_command_and_leaves_no_process(rig: Rig) -> None:
     assert stopped < 30
 
 
+@pytest.mark.parametrize("rig", WITH_RULES, indirect=True)
 def test_a_command_the_agent_runs_without_asking_says_agent(rig: Rig) -> None:
     """``ls`` is read-only: each agent's own rules run it without a question. Copilot CLI
-    asks before every command; reading a file with its ``view`` tool it does unasked."""
+    asks before every command; reading a file with its ``view`` tool it does unasked.
+    Cline asks before every call (:data:`ASKS_BEFORE_EVERY_CALL`)."""
     person = Person(allow)
     (rig.cwd / "seen.txt").write_text("x")
     step: Step = RunCommand("ls", sandboxed=True)
@@ -405,9 +443,10 @@ def test_an_expired_question_answers_cancelled_and_nothing_runs(rig: Rig) -> Non
         result = acp.run(rig.agent(server), "Run it", interaction=person, cwd=rig.cwd)
     assert len(person.requests) == 1
     assert not (rig.cwd / "ran.txt").exists()
-    [call] = result.calls
+    call, *again = result.calls
     assert call.status != "completed", call
     assert call.outcome in ("expired", "interrupted"), call
+    assert_announced_again_only_by_cline(rig, again)
 
 
 def test_an_agent_killed_mid_turn_fails_the_turn_naming_it(rig: Rig) -> None:
@@ -489,6 +528,7 @@ def test_a_projects_own_settings_are_not_loaded_unless_asked(rig: Rig) -> None:
     assert result.agent.get("settings") == "user"
 
 
+@pytest.mark.parametrize("rig", WITH_RULES, indirect=True)
 def test_a_projects_own_settings_are_honoured_when_asked(rig: Rig) -> None:
     rig.allow_touch_in_the_project()
     person = Person(deny)
@@ -505,6 +545,7 @@ def test_a_projects_own_settings_are_honoured_when_asked(rig: Rig) -> None:
     assert result.agent.get("settings") == "project"
 
 
+@pytest.mark.parametrize("rig", WITH_RULES, indirect=True)
 def test_strict_stops_the_turn_at_a_command_run_under_the_projects_rules(rig: Rig) -> None:
     rig.allow_touch_in_the_project()
     person = Person(deny)
@@ -540,6 +581,7 @@ def test_the_turn_says_the_agents_mode_sandbox_and_settings(rig: Rig) -> None:
         "gemini": {"agent": "gemini", "mode": "default", "settings": "user"},
         "qwen": {"agent": "qwen", "mode": "default", "settings": "user"},
         "copilot": {"agent": "copilot", "mode": COPILOT_AGENT_MODE, "settings": "user"},
+        "cline": {"agent": "cline", "mode": "act", "settings": "user"},
     }
     assert described == expected[rig.name], result.agent
 
@@ -652,7 +694,7 @@ def test_a_session_resumed_by_id_continues_the_conversation(rig: Rig) -> None:
         assert said.text.endswith("Noted."), said
         assert session_id
         assert first.process is None  # its agent is gone
-        if rig.name == "gemini":
+        if rig.name in ("gemini", "cline"):
             with pytest.raises(acp.AgentError, match="does not list its sessions"):
                 acp.sessions(rig.agent(server), cwd=rig.cwd)
         else:
@@ -675,7 +717,7 @@ def test_a_session_resumed_by_id_continues_the_conversation(rig: Rig) -> None:
             return
         assert result.text.endswith("Noted."), result
         assert again.id == session_id
-        loads = ("gemini", "copilot")  # neither offers session/resume
+        loads = ("gemini", "copilot", "cline")  # none offers session/resume
         assert again.resumed_by == ("session/load" if rig.name in loads else "session/resume")
         request = json.dumps(server.turns[-1].body)
     assert "PINEAPPLE" in request, "the resumed turn's request lacks the first turn"

@@ -17,13 +17,14 @@ from pathlib import Path
 BIN = Path(__file__).parent.parent / "agents" / "node_modules" / ".bin"
 """Where ``scripts/setup.sh`` installs the agents (``npm ci`` in ``tests/agents``)."""
 
-AGENTS = ("claude", "codex", "gemini", "qwen", "copilot")
+AGENTS = ("claude", "codex", "gemini", "qwen", "copilot", "cline")
 EXECUTABLES = {
     "claude": "claude-agent-acp",
     "codex": "codex-acp",
     "gemini": "gemini",
     "qwen": "qwen",
     "copilot": "copilot",
+    "cline": "cline",
 }
 GEMINI_MODEL = "gemini-2.5-flash"
 QWEN_MODEL = "qwen3-coder-plus"
@@ -105,7 +106,7 @@ def launch(name: str, server_url: str, root: Path) -> Launch:
     elif name == "gemini":
         settings = home / ".gemini"
         settings.mkdir(exist_ok=True)
-        (settings / "settings.json").write_text(
+        (settings / "global-settings.json").write_text(
             json.dumps(
                 {
                     "security": {"auth": {"selectedType": "gemini-api-key"}},
@@ -125,7 +126,7 @@ def launch(name: str, server_url: str, root: Path) -> Launch:
     elif name == "qwen":
         settings = home / ".qwen"
         settings.mkdir(exist_ok=True)
-        (settings / "settings.json").write_text(
+        (settings / "global-settings.json").write_text(
             json.dumps(
                 {
                     "security": {"auth": {"selectedType": "openai"}},
@@ -162,6 +163,42 @@ def launch(name: str, server_url: str, root: Path) -> Launch:
             "XDG_CACHE_HOME": str(COPILOT_CACHE),
         }
         command += ["--acp"]
+    elif name == "cline":
+        # Its ACP side takes the provider from the environment, its address from the
+        # settings `cline auth` writes (which need updatedAt); telemetry and updates off.
+        settings = home / ".cline" / "data" / "settings"
+        settings.mkdir(parents=True, exist_ok=True)
+        provider = {
+            "provider": "openai-compatible",
+            "apiKey": "test-key",
+            "model": "gpt-4.1",
+            "baseUrl": f"{server_url}/v1",
+        }
+        described = {"settings": provider, "updatedAt": "2026-01-01T00:00:00.000Z"}
+        (settings / "providers.json").write_text(
+            json.dumps(
+                {
+                    "version": 1,
+                    "lastUsedProvider": "openai-compatible",
+                    "modes": {},
+                    "providers": {"openai-compatible": {**described, "tokenSource": "manual"}},
+                }
+            )
+        )
+        (settings / "global-settings.json").write_text(
+            json.dumps({"telemetryOptOut": True, "autoUpdateEnabled": False})
+        )
+        env |= {
+            "CLINE_API_KEY": "test-key",
+            "CLINE_PROVIDER": "openai-compatible",
+            "CLINE_MODEL": "gpt-4.1",
+            "CLINE_NO_AUTO_UPDATE": "1",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+            # Its feature-flag client asks its servers at every start; this alone stops it.
+            "E2E_TEST": "true",
+        }
+        command += ["--acp", "--auto-approve", "false"]
     else:
         raise ValueError(f"unknown agent {name!r}; expected one of {', '.join(AGENTS)}")
     return Launch(name, command, env, home)

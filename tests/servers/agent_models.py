@@ -469,6 +469,18 @@ class CopilotAgentServer(ChatCompletionsAgentServer):
         return "bash", {"command": step.command, "description": "Run the command", "mode": "sync"}
 
 
+class ClineAgentServer(ChatCompletionsAgentServer):
+    """Chat completions with Cline's tools, ``apply_patch`` and ``run_commands``."""
+
+    def write_call(self, step: WriteFile) -> tuple[str, dict[str, Any]]:
+        lines = "".join(f"+{line}\n" for line in step.content.splitlines())
+        patch = f"*** Begin Patch\n*** Add File: {step.path}\n{lines}*** End Patch\n"
+        return "apply_patch", {"input": patch}
+
+    def command_call(self, step: RunCommand) -> tuple[str, dict[str, Any]]:
+        return "run_commands", {"commands": [step.command]}
+
+
 def _chat_usage() -> bytes:
     """The last chunk of a stream asked with ``stream_options.include_usage``: no choices."""
     usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
