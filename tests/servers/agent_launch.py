@@ -106,7 +106,7 @@ def launch(name: str, server_url: str, root: Path) -> Launch:
     elif name == "gemini":
         settings = home / ".gemini"
         settings.mkdir(exist_ok=True)
-        (settings / "global-settings.json").write_text(
+        (settings / "settings.json").write_text(
             json.dumps(
                 {
                     "security": {"auth": {"selectedType": "gemini-api-key"}},
@@ -126,7 +126,7 @@ def launch(name: str, server_url: str, root: Path) -> Launch:
     elif name == "qwen":
         settings = home / ".qwen"
         settings.mkdir(exist_ok=True)
-        (settings / "global-settings.json").write_text(
+        (settings / "settings.json").write_text(
             json.dumps(
                 {
                     "security": {"auth": {"selectedType": "openai"}},
