@@ -17,9 +17,10 @@ arrives (the same clock: agent and client share the machine).
   fastest run (less exposed to other load on the machine). The target is within
   5% and within 20 ms a call.
 
-``--agent claude`` (or ``codex``, ``gemini``, ``opencode``: the real agents the tests install,
-``tests/agents``) times what a person waits for with a real agent instead: the
-whole turn, agent start included, through the widget vs the bare client, each
+``--agent claude`` (or ``codex``, ``gemini``, ``opencode``, ``qwen``, ``copilot``, ``cline``:
+the real agents the tests install, ``tests/agents``) times what a person waits for with a
+real agent instead: the whole turn, agent start included, through the widget vs the bare
+client, each
 with a fresh agent and the tests' fake model server scripting ``--calls``
 commands that ask (``touch``). The scripted agent's turn is a few milliseconds,
 so there the 5% is a ratio of two tiny numbers; a real agent's is not.
@@ -211,6 +212,9 @@ def real_agent(name: str, calls: int, root: Path) -> tuple[Any, Any, Path]:
     from servers.agent_launch import BIN, EXECUTABLES, GEMINI_MODEL, launch
     from servers.agent_models import (
         AnthropicAgentServer,
+        ChatCompletionsAgentServer,
+        ClineAgentServer,
+        CopilotAgentServer,
         GeminiAgentServer,
         OpenCodeAgentServer,
         ResponsesAgentServer,
@@ -223,6 +227,9 @@ def real_agent(name: str, calls: int, root: Path) -> tuple[Any, Any, Path]:
         "codex": ResponsesAgentServer,
         "gemini": GeminiAgentServer,
         "opencode": OpenCodeAgentServer,
+        "qwen": ChatCompletionsAgentServer,
+        "copilot": CopilotAgentServer,
+        "cline": ClineAgentServer,
     }
     cwd = root / "work"
     cwd.mkdir(parents=True)
@@ -318,7 +325,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=50)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--agent", choices=("claude", "codex", "gemini", "opencode"))
+    real = ("claude", "codex", "gemini", "opencode", "qwen", "copilot", "cline")
+    parser.add_argument("--agent", choices=real)
     args = parser.parse_args()
     if args.agent:
         main_real(args.agent, args.calls, args.repeats)

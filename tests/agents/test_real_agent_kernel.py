@@ -19,6 +19,9 @@ from servers.agent_launch import AGENTS, BIN, EXECUTABLES, GEMINI_MODEL, launch
 from servers.agent_models import (
     AgentModelServer,
     AnthropicAgentServer,
+    ChatCompletionsAgentServer,
+    ClineAgentServer,
+    CopilotAgentServer,
     GeminiAgentServer,
     OpenCodeAgentServer,
     ResponsesAgentServer,
@@ -33,6 +36,9 @@ SERVERS: dict[str, type[AgentModelServer]] = {
     "codex": ResponsesAgentServer,
     "gemini": GeminiAgentServer,
     "opencode": OpenCodeAgentServer,
+    "qwen": ChatCompletionsAgentServer,
+    "copilot": CopilotAgentServer,
+    "cline": ClineAgentServer,
 }
 
 

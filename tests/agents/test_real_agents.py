@@ -1,4 +1,6 @@
-"""The real coding agents through the ACP adapter: Claude Code, Codex, Gemini CLI, OpenCode.
+"""The real coding agents through the ACP adapter: Claude Code, Codex, Gemini CLI, OpenCode,
+Qwen Code, GitHub Copilot CLI and Cline.
+
 
 Each agent (installed by ``scripts/setup.sh`` from ``tests/agents/package.json``)
 runs against a fake model server of its provider on 127.0.0.1, in a fresh home.
@@ -10,11 +12,12 @@ expired question answers ``cancelled``, and an agent killed mid-turn fails the
 turn with an error naming it.
 
 A project's own agent settings (``.claude/``, ``.gemini/``, ``.codex/``,
-``opencode.json`` and ``.opencode/``) that allow ``touch`` are not loaded unless
-``settings="project"``, even where the person trusts the folder; ``strict=True``
-stops a turn at a command the agent runs under such rules. Codex runs its
+``opencode.json`` and ``.opencode/``, ``.qwen/``, ``.github/hooks/``) that allow ``touch``
+are not loaded unless ``settings="project"``, even where the person trusts the folder;
+``strict=True`` stops a turn at a command the agent runs under such rules. Codex runs its
 commands in its sandbox (bubblewrap, as ``scripts/setup.sh`` installs it), and
 refuses to start where bubblewrap is missing or does not work.
+
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import base64
 import json
 import os
 import signal
+import subprocess
 import threading
 import time
 import urllib.error
@@ -38,6 +42,9 @@ from servers.agent_launch import AGENTS, BIN, EXECUTABLES, GEMINI_MODEL, launch,
 from servers.agent_models import (
     AgentModelServer,
     AnthropicAgentServer,
+    ChatCompletionsAgentServer,
+    ClineAgentServer,
+    CopilotAgentServer,
     GeminiAgentServer,
     OpenCodeAgentServer,
     ResponsesAgentServer,
@@ -72,7 +79,14 @@ SERVERS: dict[str, type[AgentModelServer]] = {
     "codex": ResponsesAgentServer,
     "gemini": GeminiAgentServer,
     "opencode": OpenCodeAgentServer,
+    "qwen": ChatCompletionsAgentServer,
+    "copilot": CopilotAgentServer,
+    "cline": ClineAgentServer,
 }
+COPILOT_AGENT_MODE = "https://agentclientprotocol.com/protocol/session-modes#agent"
+REFUSED = {"codex": ".codex", "copilot": ".github/hooks", "cline": ".clinerules"}
+"""The agents whose preset refuses a folder holding the project's settings, and what it
+names."""
 
 
 @dataclass
@@ -166,6 +180,35 @@ class Rig:
             (home / ".gemini").mkdir(parents=True, exist_ok=True)
             trusted = {str(self.cwd): "TRUST_FOLDER"}
             (home / ".gemini" / "trustedFolders.json").write_text(json.dumps(trusted))
+        elif self.name == "copilot":
+            # In a git repository its hooks load whether or not the folder is trusted.
+            subprocess.run(["git", "init", "-q", str(self.cwd)], check=True, timeout=30)
+            allowed = json.dumps({"behavior": "allow"})
+            hooks = {
+                "preToolUse": [{"type": "command", "bash": f"touch {self.cwd / 'hooked.txt'}"}],
+                "permissionRequest": [{"type": "command", "bash": f"echo '{allowed}'"}],
+            }
+            (self.cwd / ".github" / "hooks").mkdir(parents=True)
+            (self.cwd / ".github" / "hooks" / "allow.json").write_text(
+                json.dumps({"version": 1, "hooks": hooks})
+            )
+        elif self.name == "cline":
+            # A hook it runs before every call (it has no project rule that allows one).
+            hook = self.cwd / ".clinerules" / "hooks" / "PreToolUse"
+            hook.parent.mkdir(parents=True)
+            hook.write_text(f"#!/bin/sh\ntouch {self.cwd / 'hooked.txt'}\necho '{{}}'\n")
+            hook.chmod(0o755)
+        elif self.name == "qwen":
+            # Folder trust off (its default) trusts every folder; the person's settings
+            # say so outright, and trust this one besides.
+            hook = {"type": "command", "command": f"touch {self.cwd / 'hooked.txt'}"}
+            settings = {
+                "permissions": {"allow": ["run_shell_command(touch)"]},
+                "hooks": {"PreToolUse": [{"matcher": "run_shell_command", "hooks": [hook]}]},
+            }
+            (self.cwd / ".qwen").mkdir()
+            (self.cwd / ".qwen" / "settings.json").write_text(json.dumps(settings))
+            self.trust_in_qwen = True
         else:
             (self.cwd / ".codex" / "rules").mkdir(parents=True)
             rule = 'prefix_rule(pattern=["touch"], decision="allow")\n'
@@ -173,15 +216,30 @@ class Rig:
             self.trust_in_codex = True
 
     trust_in_codex = False
+    trust_in_qwen = False
 
     def launched(self, server: AgentModelServer, *more: str, **options: Any) -> Any:
-        """:meth:`agent`, with the person's Codex config trusting the folder when asked."""
+        """:meth:`agent`, with the person's Codex or Qwen config trusting the folder when
+        asked."""
         spec = self.agent(server, *more, **options)
         if self.trust_in_codex:
             config = self.root / "home" / ".codex" / "config.toml"
             trusted = f'\n[projects."{self.cwd}"]\ntrust_level = "trusted"\n'
             config.write_text(config.read_text() + trusted)
+        if self.trust_in_qwen:
+            qwen = self.root / "home" / ".qwen"
+            settings = json.loads((qwen / "settings.json").read_text())
+            settings["security"]["folderTrust"] = {"enabled": False}
+            (qwen / "settings.json").write_text(json.dumps(settings))
+            trusted = {str(self.cwd): "TRUST_FOLDER"}
+            (qwen / "trustedFolders.json").write_text(json.dumps(trusted))
         return spec
+
+
+ASKS_BEFORE_EVERY_CALL = ("cline",)
+"""Agents that run nothing on rules of their own (Cline in act mode asks before reading a
+file too) and read no project rule that allows a call (Cline's project hooks cannot)."""
+WITH_RULES = [name for name in AGENTS if name not in ASKS_BEFORE_EVERY_CALL]
 
 
 @pytest.fixture(params=AGENTS)
@@ -224,6 +282,15 @@ def shows_command(request: Request, command: str) -> bool:
     return terminal_shows(request, command) or any(command in n for n in named)
 
 
+def shows_the_write(rig: Rig, request: Request, path: Path, text: str) -> bool:
+    """The write is on the card: its diff, or for Cline (whose ``apply_patch`` is of kind
+    ``other`` and sends no diff) the patch that is its input."""
+    if rig.name == "cline":
+        patch = (request.get("arguments") or {}).get("input", "")
+        return f"*** Add File: {path.name}\n+{text}" in patch
+    return shows_diff(request, path, text)
+
+
 def test_allow_writes_the_file_after_showing_its_diff(rig: Rig) -> None:
     target = rig.cwd / "hello.txt"
     person = Person(allow)
@@ -231,13 +298,16 @@ def test_allow_writes_the_file_after_showing_its_diff(rig: Rig) -> None:
         result = acp.run(rig.agent(server), "Write hello.txt", interaction=person, cwd=rig.cwd)
     assert result.stop_reason == "end_turn", result
     [asked] = person.requests
-    assert asked.get("kind") == "edit", asked
-    assert shows_diff(asked, target, "hello\n"), asked
-    assert [loc["path"] for loc in asked.get("locations") or []] == [str(target)], asked
+    kind = "other" if rig.name == "cline" else "edit"
+    assert asked.get("kind") == kind, asked
+    assert shows_the_write(rig, asked, target, "hello\n"), asked
+    if rig.name != "cline":  # Cline names no location
+        assert [loc["path"] for loc in asked.get("locations") or []] == [str(target)], asked
     assert asked.get("editable") is False, asked
-    assert target.read_text() == "hello\n"
+    # Cline's apply_patch writes the last line without its newline.
+    assert target.read_text() == ("hello" if rig.name == "cline" else "hello\n")
     [call] = result.calls
-    assert (call.status, call.kind) == ("completed", "edit"), call
+    assert (call.status, call.kind) == ("completed", kind), call
     assert result.text.endswith("Done."), result.text  # the model's last words, streamed
 
 
@@ -247,11 +317,20 @@ def test_deny_leaves_the_file_unwritten(rig: Rig) -> None:
     with rig.server(WriteFile("hello.txt", "hello\n")) as server:
         result = acp.run(rig.agent(server), "Write hello.txt", interaction=person, cwd=rig.cwd)
     [asked] = person.requests
-    assert shows_diff(asked, target, "hello\n"), asked
+    assert shows_the_write(rig, asked, target, "hello\n"), asked
     assert not target.exists()
-    [call] = result.calls
+    call, *again = result.calls
     assert call.status in ("denied", "failed"), call
     assert call.outcome == "denied", call
+    assert_announced_again_only_by_cline(rig, again)
+
+
+def assert_announced_again_only_by_cline(rig: Rig, again: list[Call]) -> None:
+    """Cline announces a call it was refused once more after its end (a ``tool_call`` for
+    the ended id): a call of its own that never runs."""
+    if rig.name != "cline":
+        assert again == [], again
+    assert all(c.status != "completed" for c in again), again
 
 
 def test_allow_runs_the_command_after_showing_it(rig: Rig) -> None:
@@ -263,7 +342,8 @@ def test_allow_runs_the_command_after_showing_it(rig: Rig) -> None:
     [asked] = person.requests
     assert asked.get("kind") == "execute", asked
     assert shows_command(asked, command), repr(list(asked.items()))
-    assert command in (asked.get("title") or ""), repr(list(asked.items()))
+    if rig.name != "copilot":  # Copilot's title is the description its model wrote
+        assert command in (asked.get("title") or ""), repr(list(asked.items()))
     if rig.name != "gemini":  # Gemini's request carries no input to make a terminal from
         assert terminal_shows(asked, command), repr(list(asked.items()))
     assert (rig.cwd / "ran.txt").exists()
@@ -277,8 +357,9 @@ def test_deny_leaves_the_command_unrun(rig: Rig) -> None:
     [asked] = person.requests
     assert shows_command(asked, command), repr(list(asked.items()))
     assert not (rig.cwd / "ran.txt").exists()
-    [call] = result.calls
+    call, *again = result.calls
     assert call.outcome == "denied", call
+    assert_announced_again_only_by_cline(rig, again)
 
 
 def group_of(pid: int) -> list[psutil.Process]:
@@ -357,22 +438,28 @@ def test_cancel_stops_a_running_command_and_leaves_no_process(rig: Rig) -> None:
     assert stopped < 30
 
 
+@pytest.mark.parametrize("rig", WITH_RULES, indirect=True)
 def test_a_command_the_agent_runs_without_asking_says_agent(rig: Rig) -> None:
     """``ls`` is read-only: each agent's own rules run it without a question. OpenCode's
     preset asks before every command (``test_opencode_asks_before_any_command_or_fetch``):
-    its ``read`` runs unasked instead."""
+    its ``read`` runs unasked instead. Copilot CLI asks before every command; reading a file
+    with its ``view`` tool it does unasked. Cline asks before every call
+    (:data:`ASKS_BEFORE_EVERY_CALL`)."""
     person = Person(allow)
     (rig.cwd / "seen.txt").write_text("x")
     step: Step = RunCommand("ls", sandboxed=True)
     if rig.name == "opencode":
         step = UseTool("read", {"filePath": str(rig.cwd / "seen.txt")})
+    if rig.name == "copilot":
+        step = UseTool("view", {"path": str(rig.cwd / "seen.txt")})
     with rig.server(step) as server:
         result = acp.run(rig.agent(server), "List", interaction=person, cwd=rig.cwd)
     assert person.requests == []
     [call] = result.calls
     assert (call.status, call.decided_by) == ("completed", "agent"), call
-    # Codex reports its listing as a read.
-    assert call.kind == ("execute" if rig.name in ("claude", "gemini") else "read"), call
+    # Codex reports a listing as a read, OpenCode and Copilot a file they read.
+    reads = ("codex", "opencode", "copilot")
+    assert call.kind == ("read" if rig.name in reads else "execute"), call
     ran = [u for u in person.updates if u.get("status") == "in_progress"]
     assert [u.get("decided_by") for u in ran] == ["agent"], ran
 
@@ -383,9 +470,10 @@ def test_an_expired_question_answers_cancelled_and_nothing_runs(rig: Rig) -> Non
         result = acp.run(rig.agent(server), "Run it", interaction=person, cwd=rig.cwd)
     assert len(person.requests) == 1
     assert not (rig.cwd / "ran.txt").exists()
-    [call] = result.calls
+    call, *again = result.calls
     assert call.status != "completed", call
     assert call.outcome in ("expired", "interrupted"), call
+    assert_announced_again_only_by_cline(rig, again)
 
 
 def test_an_agent_killed_mid_turn_fails_the_turn_naming_it(rig: Rig) -> None:
@@ -447,12 +535,12 @@ def test_a_projects_own_settings_are_not_loaded_unless_asked(rig: Rig) -> None:
     """
     rig.allow_touch_in_the_project()
     person = Person(allow)
-    if rig.name == "codex":
+    if rig.name in REFUSED:
         with rig.server(RunCommand("touch ran.txt")) as server:
             with pytest.raises(acp.ProjectSettingsError, match="settings='project'") as refused:
                 acp.run(rig.launched(server), "Run it", interaction=person, cwd=rig.cwd)
             assert server.turns == []
-        assert str(rig.cwd / ".codex") in str(refused.value)
+        assert str(rig.cwd / REFUSED[rig.name]) in str(refused.value)
         assert not (rig.cwd / "ran.txt").exists()
         return
     with rig.server(RunCommand("touch ran.txt")) as server:
@@ -467,6 +555,7 @@ def test_a_projects_own_settings_are_not_loaded_unless_asked(rig: Rig) -> None:
     assert result.agent.get("settings") == "user"
 
 
+@pytest.mark.parametrize("rig", WITH_RULES, indirect=True)
 def test_a_projects_own_settings_are_honoured_when_asked(rig: Rig) -> None:
     rig.allow_touch_in_the_project()
     person = Person(deny)
@@ -477,12 +566,13 @@ def test_a_projects_own_settings_are_honoured_when_asked(rig: Rig) -> None:
     assert (rig.cwd / "ran.txt").exists()
     [call] = result.calls
     assert (call.status, call.decided_by) == ("completed", "agent"), call
-    if rig.name in ("claude", "opencode"):
+    if rig.name in ("claude", "opencode", "copilot"):
         assert (rig.cwd / "hooked.txt").exists(), "the project's hook did not run"
     assert result.agent is not None
     assert result.agent.get("settings") == "project"
 
 
+@pytest.mark.parametrize("rig", WITH_RULES, indirect=True)
 def test_strict_stops_the_turn_at_a_command_run_under_the_projects_rules(rig: Rig) -> None:
     rig.allow_touch_in_the_project()
     person = Person(deny)
@@ -521,6 +611,9 @@ def test_the_turn_says_the_agents_mode_sandbox_and_settings(rig: Rig) -> None:
         "gemini": {"agent": "gemini", "mode": "default", "settings": "user"},
         # Its modes are its agents, offered as a session option only.
         "opencode": {"agent": "opencode", "mode": "build", "settings": "user"},
+        "qwen": {"agent": "qwen", "mode": "default", "settings": "user"},
+        "copilot": {"agent": "copilot", "mode": COPILOT_AGENT_MODE, "settings": "user"},
+        "cline": {"agent": "cline", "mode": "act", "settings": "user"},
     }
     assert described == expected[rig.name], result.agent
 
@@ -704,7 +797,7 @@ def test_a_session_resumed_by_id_continues_the_conversation(rig: Rig) -> None:
         assert said.text.endswith("Noted."), said
         assert session_id
         assert first.process is None  # its agent is gone
-        if rig.name == "gemini":
+        if rig.name in ("gemini", "cline"):
             with pytest.raises(acp.AgentError, match="does not list its sessions"):
                 acp.sessions(rig.agent(server), cwd=rig.cwd)
             later_minute(rig.root / "home")
@@ -722,7 +815,8 @@ def test_a_session_resumed_by_id_continues_the_conversation(rig: Rig) -> None:
         assert result.text == "Noted.", result  # the model's answer alone, no replayed words
         assert result.calls == []
         assert again.id == session_id
-        assert again.resumed_by == ("session/load" if rig.name == "gemini" else "session/resume")
+        loads = ("gemini", "copilot", "cline")  # none offers session/resume
+        assert again.resumed_by == ("session/load" if rig.name in loads else "session/resume")
         request = json.dumps(server.turns[-1].body)
     assert "PINEAPPLE" in request, "the resumed turn's request lacks the first turn"
     assert "What was the word?" in request

@@ -17,12 +17,15 @@ from pathlib import Path
 BIN = Path(__file__).parent.parent / "agents" / "node_modules" / ".bin"
 """Where ``scripts/setup.sh`` installs the agents (``npm ci`` in ``tests/agents``)."""
 
-AGENTS = ("claude", "codex", "gemini", "opencode")
+AGENTS = ("claude", "codex", "gemini", "opencode", "qwen", "copilot", "cline")
 EXECUTABLES = {
     "claude": "claude-agent-acp",
     "codex": "codex-acp",
     "gemini": "gemini",
     "opencode": "opencode",
+    "qwen": "qwen",
+    "copilot": "copilot",
+    "cline": "cline",
 }
 GEMINI_MODEL = "gemini-2.5-flash"
 OPENCODE_MODEL = "anthropic/claude-sonnet-4-5"
@@ -35,6 +38,9 @@ OPENCODE_OFFLINE = {
 """What keeps OpenCode (1.18) off the network: its model list (models.dev) from the
 snapshot it ships, no update check (the person's ``autoupdate`` is read from the global
 config only), no sharing, no language server downloads."""
+QWEN_MODEL = "qwen3-coder-plus"
+COPILOT_CACHE = BIN.parent / ".cache"
+"""Where Copilot CLI unpacks its package on first start (shared: 1.5 s less a start)."""
 
 
 @dataclass(frozen=True)
@@ -149,6 +155,82 @@ def launch(name: str, server_url: str, root: Path) -> Launch:
             "ANTHROPIC_API_KEY": "test-key",
         }
         command += ["acp"]
+    elif name == "qwen":
+        settings = home / ".qwen"
+        settings.mkdir(exist_ok=True)
+        (settings / "settings.json").write_text(
+            json.dumps(
+                {
+                    "security": {"auth": {"selectedType": "openai"}},
+                    "privacy": {"usageStatisticsEnabled": False},
+                    "telemetry": {"enabled": False},
+                    "general": {"enableAutoUpdate": False},
+                    "model": {"name": QWEN_MODEL},
+                    # After each turn it asks the model for follow-up suggestions, and a
+                    # memory agent of its own asks it too.
+                    "ui": {"enableFollowupSuggestions": False},
+                    "memory": {
+                        "enableManagedAutoMemory": False,
+                        "enableManagedAutoDream": False,
+                        "enableAutoSkill": False,
+                    },
+                }
+            )
+        )
+        env |= {
+            "OPENAI_BASE_URL": f"{server_url}/v1",
+            "OPENAI_API_KEY": "test-key",
+            "OPENAI_MODEL": QWEN_MODEL,
+            "QWEN_CODE_NO_RELAUNCH": "true",
+        }
+        command += ["--acp"]
+    elif name == "copilot":
+        # Offline: no GitHub login, telemetry, web tools or update; the model is ours.
+        env |= {
+            "COPILOT_OFFLINE": "true",
+            "COPILOT_PROVIDER_BASE_URL": f"{server_url}/v1",
+            "COPILOT_PROVIDER_API_KEY": "test-key",
+            "COPILOT_MODEL": "gpt-4.1",
+            "COPILOT_AUTO_UPDATE": "false",
+            "XDG_CACHE_HOME": str(COPILOT_CACHE),
+        }
+        command += ["--acp"]
+    elif name == "cline":
+        # Its ACP side takes the provider from the environment, its address from the
+        # settings `cline auth` writes (which need updatedAt); telemetry and updates off.
+        settings = home / ".cline" / "data" / "settings"
+        settings.mkdir(parents=True, exist_ok=True)
+        provider = {
+            "provider": "openai-compatible",
+            "apiKey": "test-key",
+            "model": "gpt-4.1",
+            "baseUrl": f"{server_url}/v1",
+        }
+        described = {"settings": provider, "updatedAt": "2026-01-01T00:00:00.000Z"}
+        (settings / "providers.json").write_text(
+            json.dumps(
+                {
+                    "version": 1,
+                    "lastUsedProvider": "openai-compatible",
+                    "modes": {},
+                    "providers": {"openai-compatible": {**described, "tokenSource": "manual"}},
+                }
+            )
+        )
+        (settings / "global-settings.json").write_text(
+            json.dumps({"telemetryOptOut": True, "autoUpdateEnabled": False})
+        )
+        env |= {
+            "CLINE_API_KEY": "test-key",
+            "CLINE_PROVIDER": "openai-compatible",
+            "CLINE_MODEL": "gpt-4.1",
+            "CLINE_NO_AUTO_UPDATE": "1",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+            # Its feature-flag client asks its servers at every start; this alone stops it.
+            "E2E_TEST": "true",
+        }
+        command += ["--acp", "--auto-approve", "false"]
     else:
         raise ValueError(f"unknown agent {name!r}; expected one of {', '.join(AGENTS)}")
     return Launch(name, command, env, home)

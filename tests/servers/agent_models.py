@@ -29,6 +29,9 @@ from .provider_server import (
     anthropic_start,
     anthropic_text,
     anthropic_tool_start,
+    openai_chunk,
+    openai_text,
+    openai_tool_fragment,
     sse,
 )
 
@@ -402,6 +405,115 @@ class GeminiAgentServer(AgentModelServer):
         if ":streamGenerateContent" in path:
             return Reply(frames=[sse(_gemini_chunk({"text": verdict}))])
         return Reply(200, body=_gemini_chunk({"text": verdict}))
+
+
+# -- OpenAI chat completions (Qwen Code) ------------------------------------------------
+
+
+class ChatCompletionsAgentServer(AgentModelServer):
+    """``POST /v1/chat/completions``, streamed: ``data:`` chunks whose
+    ``choices[].delta.tool_calls`` carry the call's name, then its arguments in pieces.
+
+    The tools are Qwen Code's, ``write_file`` and ``run_shell_command``; another agent's
+    server overrides :meth:`write_call` and :meth:`command_call`.
+    """
+
+    def is_turn(self, path: str, body: Any) -> bool:
+        return (
+            path.endswith("/chat/completions")
+            and isinstance(body, dict)
+            and bool(body.get("tools"))
+            and bool(body.get("stream"))
+        )
+
+    def tool_outputs(self, body: Any) -> list[str]:
+        return [
+            _text_of(message.get("content"))
+            for message in body.get("messages", [])
+            if isinstance(message, dict) and message.get("role") == "tool"
+        ]
+
+    def write_call(self, step: WriteFile) -> tuple[str, dict[str, Any]]:
+        return "write_file", {"file_path": self.absolute(step.path), "content": step.content}
+
+    def command_call(self, step: RunCommand) -> tuple[str, dict[str, Any]]:
+        return "run_shell_command", {"command": step.command, "is_background": False}
+
+    def answer(self, step: Step, number: int) -> Reply:
+        if isinstance(step, Say):
+            return Reply(frames=[*openai_text(step.text)[:-1], _chat_usage(), sse("[DONE]")])
+        if isinstance(step, WriteFile):
+            name, arguments = self.write_call(step)
+        elif isinstance(step, UseTool):
+            name, arguments = step.name, dict(step.arguments)
+        else:
+            name, arguments = self.command_call(step)
+        text = json.dumps(arguments)
+        half = len(text) // 2
+        frames = [
+            openai_chunk({"role": "assistant", "content": None}),
+            openai_tool_fragment(0, id=f"call_{number:04d}", name=name),
+            openai_tool_fragment(0, arguments=text[:half]),
+            openai_tool_fragment(0, arguments=text[half:]),
+            openai_chunk({}, "tool_calls"),
+            _chat_usage(),
+            sse("[DONE]"),
+        ]
+        return Reply(frames=frames)
+
+    def side_answer(self, path: str, body: Any) -> Reply:
+        if not path.endswith("/chat/completions"):
+            return Reply(200, body={"object": "list", "data": []})
+        text = json.dumps({"reasoning": "The turn is done.", "next_speaker": "user"})
+        if isinstance(body, dict) and body.get("stream"):
+            return Reply(frames=openai_text(text))
+        message = {"role": "assistant", "content": text}
+        completion = {
+            "id": "chatcmpl-side",
+            "object": "chat.completion",
+            "created": 1700000000,
+            "model": "test-model",
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        }
+        return Reply(200, body=completion)
+
+
+class CopilotAgentServer(ChatCompletionsAgentServer):
+    """Chat completions with GitHub Copilot CLI's tools, ``create`` and ``bash``."""
+
+    def write_call(self, step: WriteFile) -> tuple[str, dict[str, Any]]:
+        return "create", {"path": self.absolute(step.path), "file_text": step.content}
+
+    def command_call(self, step: RunCommand) -> tuple[str, dict[str, Any]]:
+        return "bash", {"command": step.command, "description": "Run the command", "mode": "sync"}
+
+
+class ClineAgentServer(ChatCompletionsAgentServer):
+    """Chat completions with Cline's tools, ``apply_patch`` and ``run_commands``."""
+
+    def write_call(self, step: WriteFile) -> tuple[str, dict[str, Any]]:
+        lines = "".join(f"+{line}\n" for line in step.content.splitlines())
+        patch = f"*** Begin Patch\n*** Add File: {step.path}\n{lines}*** End Patch\n"
+        return "apply_patch", {"input": patch}
+
+    def command_call(self, step: RunCommand) -> tuple[str, dict[str, Any]]:
+        return "run_commands", {"commands": [step.command]}
+
+
+def _chat_usage() -> bytes:
+    """The last chunk of a stream asked with ``stream_options.include_usage``: no choices."""
+    usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    return sse(
+        {
+            "id": "chatcmpl-test",
+            "object": "chat.completion.chunk",
+            "created": 1700000000,
+            "model": "test-model",
+            "choices": [],
+            "usage": usage,
+        }
+    )
 
 
 def _exec_arguments(step: RunCommand) -> dict[str, Any]:

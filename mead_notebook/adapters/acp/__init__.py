@@ -1,11 +1,12 @@
-"""Any ACP agent under the widget: Claude Code, Codex, Gemini CLI, OpenCode (``[acp]`` extra).
+"""Any ACP agent under the widget: Claude Code, Codex, Gemini CLI, OpenCode, Qwen Code, GitHub
+Copilot CLI, Cline (``mead-notebook[acp]``).
 
 ::
 
     from mead_notebook import NotebookInteraction
     from mead_notebook.adapters import acp
 
-    agent = acp.agent("claude")     # or "codex", "gemini", "opencode", or command=[...]
+    agent = acp.agent("claude")  # or "codex", "gemini", "opencode", "qwen", "copilot", "cline"
     result = acp.run(agent, "Make the failing test pass",
                      interaction=NotebookInteraction(), cwd="repo/")
     result.text, result.calls, result.stop_reason

@@ -1,11 +1,13 @@
-"""The agent's stdout as the SDK reads it, less the ``session/update`` notifications that
-do not validate.
+"""The agent's stdout as the SDK reads it, less the notifications it cannot read: a
+``session/update`` that does not validate, and a method ACP does not define.
 
 The SDK logs a traceback for each malformed notification (Claude's agent sends
-``usage_update`` with ``used: null``); the ACP spec leaves a client free to
-ignore a notification it cannot read. Each such line is dropped here with one
-line in this module's log instead; a ``usage_update`` goes to :attr:`Inbound.usage`
-first, to keep the figures it does give (an absent one is unknown, never 0).
+``usage_update`` with ``used: null``) and for each method it has no route for
+(Qwen Code sends ``qwen/notify/session/mode-update``, not an ``_``-prefixed
+extension); the ACP spec leaves a client free to ignore a notification it cannot
+read. Each such line is dropped here with one line in this module's log instead;
+a ``usage_update`` goes to :attr:`Inbound.usage` first, to keep the figures it
+does give (an absent one is unknown, never 0).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pydantic
+from acp.meta import CLIENT_METHODS
 from acp.schema import SessionNotification
 
 log = logging.getLogger(__name__)
@@ -24,7 +27,9 @@ log.addHandler(logging.NullHandler())
 
 __all__ = ["Inbound"]
 
-_UPDATE = b'"session/update"'
+_METHOD = b'"method"'
+_ROUTED = frozenset({CLIENT_METHODS["session_update"], CLIENT_METHODS["elicitation_complete"]})
+"""The notifications the SDK routes to the client (besides ``_``-prefixed extensions)."""
 
 
 class Inbound:
@@ -50,22 +55,28 @@ class Inbound:
                     return
                 if not line:
                     return
-                if _UPDATE in line and not self._readable(line):
+                if _METHOD in line and not self._readable(line):
                     continue
                 self.reader.feed_data(line)
         finally:
             self.reader.feed_eof()
 
     def _readable(self, line: bytes) -> bool:
-        """False for a ``session/update`` notification whose params do not validate."""
+        """False for a notification of a method ACP does not define, or a ``session/update``
+        whose params do not validate."""
         try:
             message = json.loads(line)
         except ValueError:
             return True
-        if not isinstance(message, dict) or message.get("method") != "session/update":
+        if not isinstance(message, dict) or "id" in message:
             return True
-        if "id" in message:
-            return True
+        method = message.get("method")
+        if method != "session/update":
+            if not isinstance(method, str) or method.startswith("_") or method in _ROUTED:
+                return True
+            self.dropped += 1
+            log.debug("%s sent a notification ACP does not define (%s); ignored", self.name, method)
+            return False
         try:
             SessionNotification.model_validate(message.get("params"))
         except pydantic.ValidationError as exc:
@@ -92,6 +103,11 @@ class Inbound:
             )
             return False
         return True
+
+    @property
+    def pumping(self) -> asyncio.Future[None]:
+        """Done once the agent's stdout has ended (or the copy was closed)."""
+        return self._task
 
     def close(self) -> None:
         self._task.cancel()

@@ -134,12 +134,16 @@ def locations_of(items: list[ToolCallLocation] | None) -> list[Location] | None:
 
 
 def terminal_of(kind: str | None, arguments: dict[str, Any] | None) -> TerminalBlock | None:
-    """The command an ``execute`` call will run, from its input (``command`` or ``cmd``)."""
+    """The command an ``execute`` call will run, from its input (``command`` or ``cmd``;
+    ``commands``, several run one after the other, one a line)."""
     if kind != "execute" or not arguments:
         return None
     command = arguments.get("command", arguments.get("cmd"))
     if isinstance(command, list) and all(isinstance(p, str) for p in command):
         command = " ".join(command)
+    several = arguments.get("commands")
+    if command is None and isinstance(several, list) and all(isinstance(p, str) for p in several):
+        command = "\n".join(several)
     if not isinstance(command, str) or not command:
         return None
     block = TerminalBlock(type="terminal", command=command)

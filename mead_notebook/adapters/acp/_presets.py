@@ -1,10 +1,12 @@
-"""Which agent to start: a preset (claude, codex, gemini, opencode) or a command.
+"""Which agent to start: a preset (claude, codex, gemini, opencode, qwen, copilot, cline) or a
+command.
 
 A preset starts its agent under rules that make it ask before edits and
 commands: its asking mode (OpenCode: a configuration of the preset's own,
 :mod:`._opencode`), the person's own settings only (not a project's, which a
 cloned repository writes: they may allow commands or add hooks) unless
-``settings="project"``, and for Codex a sandbox that works (:mod:`._sandbox`).
+``settings="project"`` (Qwen Code: :mod:`._qwen`; Copilot CLI and Cline:
+:mod:`._repository`), and for Codex a sandbox that works (:mod:`._sandbox`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from ._codex import (
 from ._opencode import LATE_QUESTION as OPENCODE_LATE_QUESTION
 from ._opencode import PACKAGE as OPENCODE_PACKAGE
 from ._opencode import opencode_env
+from ._qwen import untrusted
+from ._repository import CLINE, COPILOT, refuse_configuration
 from ._sandbox import NO_SANDBOX, SandboxError, codex_sandbox
 
 __all__ = [
@@ -48,10 +52,14 @@ __all__ = [
     "scripted_agent",
 ]
 
+COPILOT_AGENT_MODE: Final = "https://agentclientprotocol.com/protocol/session-modes#agent"
+"""Copilot CLI's session mode that asks before edits and commands (its mode ids are URLs)."""
+
 Settings = Literal["user", "project"]
 """Which of its own settings a preset's agent loads: ``user`` (the person's own:
 Claude's ``~/.claude``, Codex's ``CODEX_HOME``, Gemini's ``~/.gemini``, OpenCode's
-``~/.config/opencode``) or ``project`` (the project's too, as the agent does on its own)."""
+``~/.config/opencode``, Qwen's ``~/.qwen``) or ``project`` (the project's too, as the agent
+does on its own)."""
 SETTINGS: Final[tuple[str, ...]] = get_args(Settings)
 
 
@@ -147,8 +155,18 @@ PRESETS: dict[str, Preset] = {
         unset=("OPENCODE_DISABLE_PROJECT_CONFIG", "OPENCODE_CONFIG"),
         late_input=OPENCODE_LATE_QUESTION,
     ),
+    # Its default mode is ``auto``: a model of its own allows the calls it deems safe.
+    "qwen": Preset("qwen", "@qwen-code/qwen-code", args=("--acp",), mode="default"),
+    # Its agent mode asks before edits and commands (reads of files it runs unasked).
+    "copilot": Preset("copilot", "@github/copilot", args=("--acp",), mode=COPILOT_AGENT_MODE),
+    # Its act mode asks when it does not approve every call itself (its CLI does by default).
+    "cline": Preset("cline", "cline", args=("--acp", "--auto-approve", "false"), mode="act"),
 }
 """The presets of :func:`agent`; each asks before edits and commands."""
+
+CLINE_LOCAL: Final[Mapping[str, str]] = {"CLINE_SESSION_BACKEND_MODE": "local"}
+"""Cline runs its sessions in its own process: by default it starts a hub daemon in a
+session of its own, which outlives the agent and what ends it."""
 
 
 @dataclass(frozen=True)
@@ -221,18 +239,19 @@ def agent(
     settings: Settings = "user",
     sandbox: str | None = None,
 ) -> AgentSpec:
-    """An agent to run: a preset (``"claude"``, ``"codex"``, ``"gemini"``, ``"opencode"``) or
-    ``command``.
+    """An agent to run: a preset (``"claude"``, ``"codex"``, ``"gemini"``, ``"opencode"``,
+    ``"qwen"``, ``"copilot"``, ``"cline"``) or ``command``.
 
     ``executable`` replaces the preset's program (a path, or a name on ``PATH``);
     ``args`` come after the preset's own. ``mode`` replaces the preset's session
     mode (pass a bypass or auto mode only if you mean it); a mode the agent does
     not offer, or will not take, fails its start with :class:`AgentError`.
     ``settings="project"`` lets a preset's agent load the project's own settings
-    too (a repository's ``.claude/``, ``.gemini/``, ``.codex/``, ``opencode.json`` or
-    ``.opencode/`` may allow commands or add hooks); by default it loads the person's own
-    only. ``sandbox``
-    (Codex only) is its ``sandbox_mode``: by default ``workspace-write`` once
+    too (a repository's ``.claude/``, ``.gemini/``, ``.codex/``, ``opencode.json``,
+    ``.opencode/``, ``.qwen/``, ``.github/``, ``.clinerules/`` may allow commands or add
+    hooks); by default it loads the person's own only (Codex 2.x, Copilot CLI and Cline,
+    which would load them, refuse such a folder).
+    ``sandbox`` (Codex only) is its ``sandbox_mode``: by default ``workspace-write`` once
     bubblewrap shows it works, else :class:`SandboxError`;
     ``"danger-full-access"`` runs Codex without a sandbox, knowingly. A program
     that cannot be found raises :class:`AgentNotFoundError` naming the npm
@@ -300,6 +319,15 @@ def agent(
         meta = _claude_settings(settings)
     elif preset == "gemini":
         _force(extra, _gemini_settings(settings), preset)
+    elif preset == "qwen" and settings == "user":
+        variables, in_folder = untrusted(extra, label)
+        extra.update(variables)
+    elif preset == "copilot" and settings == "user":
+        in_folder = refuse_configuration(label, COPILOT, extra)
+    elif preset == "cline":
+        _force(extra, CLINE_LOCAL, preset, "its sessions outside the agent's process")
+        if settings == "user":
+            in_folder = refuse_configuration(label, CLINE, extra)
     elif preset == "codex" and settings == "user":
         in_folder = codex_untrusted
     elif preset == "opencode":
@@ -377,14 +405,23 @@ def _config_overrides(args: Sequence[str]) -> dict[str, str]:
     return found
 
 
-def _force(env: dict[str, str], forced: Mapping[str, str], preset: str) -> None:
-    """Set what the preset's settings need in ``env``; a different value given is an error."""
+def _force(
+    env: dict[str, str], forced: Mapping[str, str], preset: str, runs: str | None = None
+) -> None:
+    """Set what the preset needs in ``env``; a different value given is an error.
+
+    ``runs``: what the value would let the agent run (None: the project's settings,
+    which ``settings="project"`` lets it load).
+    """
     for key, value in forced.items():
         if env.get(key, value) != value:
-            raise ValueError(
-                f"{preset}: env sets {key}={env[key]!r}, which settings='user' sets to "
-                f"{value!r}; pass settings='project' to let the agent load the project's settings"
+            why = (
+                f"the preset sets it to {value!r}: another would run {runs}"
+                if runs
+                else f"settings='user' sets it to {value!r}; pass settings='project' to let "
+                "the agent load the project's settings"
             )
+            raise ValueError(f"{preset}: env sets {key}={env[key]!r}, which {why}")
         env[key] = value
 
 

@@ -138,6 +138,11 @@ class AgentProcess:
             await asyncio.wait_for(self.proc.wait(), TERM_GRACE)
         except asyncio.TimeoutError:
             log.error("%s (pid %s) did not exit after SIGKILL", self.name, self.pid)
+        # Its pipes end once every process holding them is gone (a launcher's child, as
+        # Qwen Code's, may outlive the leader): the loop sees that before it is closed.
+        if self.proc.stdin is not None and not self.proc.stdin.is_closing():
+            self.proc.stdin.close()
+        await asyncio.wait({self._reader, self._inbound.pumping}, timeout=TERM_GRACE)
         self._reader.cancel()
         self._inbound.close()
 

@@ -13,6 +13,7 @@ list of steps per prompt::
     {"crash": "message", "code": 3}   write to stderr and exit
     {"stop": "max_tokens"}   end the turn with this stop reason
     {"raw": {...}}   a ``session/update`` with this update, sent unvalidated
+    {"notify": {"method": "...", "params": {...}}}   a notification of any method
     {"mode": "auto"}   switch to this session mode and say so (``current_mode_update``)
     {"mcp": {...}}   call a tool of the MCP server given at ``session/new`` (:mod:`._scripted_mcp`)
 
@@ -355,6 +356,9 @@ class _Scripted:
             # As sent, malformed or not: the connection's own sender does not validate.
             params = {"sessionId": session_id, "update": step["raw"]}
             await self.conn._conn.send_notification("session/update", params)
+        elif "notify" in step:
+            note = step["notify"]
+            await self.conn._conn.send_notification(str(note["method"]), note.get("params"))
         elif "mode" in step:
             self.mode = str(step["mode"])
             await self.send(session_id, update_current_mode(self.mode))

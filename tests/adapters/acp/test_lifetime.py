@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gc
 import json
 import logging
 import os
@@ -345,3 +346,24 @@ def test_kill_ends_the_tree_when_no_thread_can_be_started(tmp_path: Path) -> Non
 
     child = asyncio.run(kill())
     assert not psutil.pid_exists(child) or psutil.Process(child).status() == "zombie"
+
+
+@pytest.mark.parametrize("end", ["close", "kill"])
+def test_the_agents_pipes_are_closed_when_its_end_returns(
+    end: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Qwen Code's launcher runs the agent as a child sharing its pipes: once ``close`` or
+    ``kill`` returns, every pipe is closed, so the loop can close with no transport left
+    open (its collection would report "Event loop is closed")."""
+    unraisable: list[Any] = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    script = "sleep 60 & read line"
+
+    async def run() -> None:
+        process = await AgentProcess.spawn("launcher", ["sh", "-c", script], os.environ, ".")
+        await asyncio.sleep(0.2)
+        await (process.close(timeout=0.5) if end == "close" else process.kill())
+
+    asyncio.run(run())
+    gc.collect()
+    assert [u.exc_value for u in unraisable] == []

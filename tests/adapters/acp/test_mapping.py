@@ -243,6 +243,17 @@ def test_a_command_shows_as_a_terminal_with_its_output(script: Script, tmp_path:
     assert call.result == "hi\n"
 
 
+def test_a_call_of_several_commands_shows_each_in_its_terminal(
+    script: Script, tmp_path: Path
+) -> None:
+    """Cline's ``run_commands`` (and Copilot CLI's question) carry ``commands``, a list of
+    commands run one after the other: the card shows every one, one a line."""
+    rec, _ = recorded()
+    call = bash("touch a; ls", input={"commands": ["touch a", "ls"]})
+    acp.run(script.agent([[call]]), "go", interaction=rec, cwd=tmp_path)
+    assert asked(rec)[0]["content"] == [{"type": "terminal", "command": "touch a\nls"}]
+
+
 def test_a_failed_call_ends_failed_with_its_error(script: Script, tmp_path: Path) -> None:
     rec, _ = recorded()
     result = acp.run(
@@ -360,6 +371,27 @@ def test_a_malformed_update_is_ignored_without_a_traceback(
     assert [(r.levelno, "usage_update" in r.getMessage()) for r in ignored] == [
         (logging.DEBUG, True),
         (logging.WARNING, False),
+    ]
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_a_notification_acp_does_not_define_is_ignored_without_a_traceback(
+    script: Script,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """Qwen Code sends ``qwen/notify/session/mode-update`` (no ``_`` prefix) beside its
+    ``current_mode_update``: dropped with a debug line, and the turn goes on."""
+    caplog.set_level(logging.DEBUG)
+    note = {"method": "qwen/notify/session/mode-update", "params": {"modeId": "default"}}
+    turn = [{"text": "before "}, {"notify": note}, {"text": "after"}]
+    result = acp.run(script.agent([turn]), "go", interaction=Narrated(), cwd=tmp_path)
+    assert (result.stop_reason, result.text) == ("end_turn", "before after")
+    assert not [r for r in caplog.records if r.exc_info or r.name == "root"], caplog.text
+    ignored = [r for r in caplog.records if "ACP does not define" in r.getMessage()]
+    assert [(r.levelno, note["method"] in r.getMessage()) for r in ignored] == [
+        (logging.DEBUG, True)
     ]
     assert "Traceback" not in capfd.readouterr().err
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import stat
@@ -300,3 +301,188 @@ def test_todays_codex_refuses_a_folder_whose_project_settings_it_would_load(
     (project / ".codex" / "rules" / "default.rules").unlink()
     (project / ".codex" / "rules").rmdir()
     acp.session(codex, cwd=inner).close()  # an empty .codex holds nothing to load
+
+
+# -- Qwen Code ---------------------------------------------------------------------------
+
+SYSTEM, DEFAULTS, TRUSTED = (
+    "QWEN_CODE_SYSTEM_SETTINGS_PATH",
+    "QWEN_CODE_SYSTEM_DEFAULTS_PATH",
+    "QWEN_CODE_TRUSTED_FOLDERS_PATH",
+)
+
+
+def test_qwen_asks_in_its_default_mode_and_names_its_package_when_missing(
+    tools: Path, tmp_path: Path
+) -> None:
+    program(tools, "qwen")
+    qwen = acp.agent("qwen", env={"PATH": str(tools), SYSTEM: str(tmp_path / "none.json")})
+    assert (qwen.command, qwen.mode) == ((str(tools / "qwen"), "--acp"), "default")
+    assert qwen.late_input == acp._client.LATE_INPUT
+    assert qwen.info("default") == {"agent": "qwen", "mode": "default", "settings": "user"}
+    with pytest.raises(acp.AgentNotFoundError, match="npm install -g @qwen-code/qwen-code"):
+        acp.agent("qwen", env={"PATH": str(tmp_path / "nowhere")})
+
+
+def test_qwen_trusts_no_folder_unless_asked_and_keeps_the_machines_settings(
+    tools: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Folder trust on in its system settings (which win over the person's own), no folder
+    trusted; the machine's system settings and defaults stay in force."""
+    program(tools, "qwen")
+    machine = tmp_path / "etc" / "settings.json"
+    machine.parent.mkdir()
+    said = {
+        "security": {"folderTrust": {"enabled": False}, "auth": {"enforcedType": "openai"}},
+        "ide": {"enabled": True},
+        "model": {"name": "qwen3-coder-plus"},
+    }
+    machine.write_text("\ufeff" + json.dumps(said), encoding="utf-8")
+    monkeypatch.setenv(SYSTEM, str(machine))  # as the kernel was started
+    monkeypatch.delenv(DEFAULTS, raising=False)
+    env = acp.agent("qwen", env={"PATH": str(tools)}).environment()
+    assert json.loads(Path(env[SYSTEM]).read_text()) == {
+        "security": {"folderTrust": {"enabled": True}, "auth": {"enforcedType": "openai"}},
+        "ide": {"enabled": False},
+        "model": {"name": "qwen3-coder-plus"},
+    }
+    assert json.loads(Path(env[TRUSTED]).read_text()) == {"/": "DO_NOT_TRUST"}
+    assert env[DEFAULTS] == str(machine.parent / "system-defaults.json")
+    assert Path(env[SYSTEM]).parent != machine.parent
+
+    project = acp.agent("qwen", env={"PATH": str(tools)}, settings="project").environment()
+    assert (project[SYSTEM], project.get(TRUSTED)) == (str(machine), None)
+
+
+def test_what_qwen_wrote_to_its_trusted_folders_is_gone_before_its_next_start(
+    tools: Path, tmp_path: Path
+) -> None:
+    program(tools, "qwen")
+    qwen = acp.agent("qwen", env={"PATH": str(tools), SYSTEM: str(tmp_path / "none.json")})
+    trusted = Path(qwen.environment()[TRUSTED])
+    trusted.write_text(json.dumps({str(tmp_path): "TRUST_FOLDER"}))
+    Path(qwen.environment()[SYSTEM]).write_text("{}")
+    assert qwen.command_in(str(tmp_path)) == (str(tools / "qwen"), "--acp")
+    assert json.loads(trusted.read_text()) == {"/": "DO_NOT_TRUST"}
+    assert json.loads(Path(qwen.environment()[SYSTEM]).read_text()) == {
+        "security": {"folderTrust": {"enabled": True}},
+        "ide": {"enabled": False},
+    }
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{\n  // folder trust stays off\n  "security": {}\n}', "[]", '{"security": true}'],
+)
+def test_qwen_refuses_system_settings_it_cannot_add_folder_trust_to(
+    tools: Path, tmp_path: Path, text: str
+) -> None:
+    program(tools, "qwen")
+    machine = tmp_path / "settings.json"
+    machine.write_text(text)
+    env = {"PATH": str(tools), SYSTEM: str(machine)}
+    with pytest.raises(acp.ProjectSettingsError, match="settings='project'") as refused:
+        acp.agent("qwen", env=env)
+    assert str(machine) in str(refused.value)
+    assert acp.agent("qwen", env=env, settings="project").environment()[SYSTEM] == str(machine)
+
+
+def test_qwen_refuses_trusted_folders_of_the_callers_own(tools: Path, tmp_path: Path) -> None:
+    program(tools, "qwen")
+    env = {"PATH": str(tools), TRUSTED: str(tmp_path / "mine.json")}
+    with pytest.raises(ValueError, match="settings='project'"):
+        acp.agent("qwen", env=env)
+    assert acp.agent("qwen", env=env, settings="project").environment()[TRUSTED] == env[TRUSTED]
+
+
+# -- GitHub Copilot CLI ------------------------------------------------------------------
+
+
+def test_copilot_asks_in_its_agent_mode_and_names_its_package_when_missing(
+    tools: Path, tmp_path: Path
+) -> None:
+    program(tools, "copilot")
+    copilot = acp.agent("copilot", env={"PATH": str(tools)})
+    agent_mode = "https://agentclientprotocol.com/protocol/session-modes#agent"
+    assert (copilot.command, copilot.mode) == ((str(tools / "copilot"), "--acp"), agent_mode)
+    assert copilot.info(agent_mode)["settings"] == "user"
+    with pytest.raises(acp.AgentNotFoundError, match="npm install -g @github/copilot"):
+        acp.agent("copilot", env={"PATH": str(tmp_path / "nowhere")})
+
+
+@pytest.mark.parametrize(
+    "path", [".github/hooks/allow.json", ".github/copilot/settings.json", ".mcp.json", ".claude"]
+)
+def test_copilot_refuses_a_repository_whose_configuration_it_would_load(
+    tools: Path, tmp_path: Path, path: str
+) -> None:
+    """Anywhere from the session's folder up to the repository's root; the repository's
+    own configuration, never the person's home."""
+    program(tools, "copilot")
+    home = tmp_path / "home"
+    repo = home / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / path).parent.mkdir(parents=True, exist_ok=True)
+    (repo / path).write_text("{}")
+    below = repo / "src" / "pkg"
+    below.mkdir(parents=True)
+    (home / ".copilot").mkdir()
+    env = {"PATH": str(tools), "HOME": str(home)}
+    copilot = acp.agent("copilot", env=env)
+    for cwd in (repo, below):
+        with pytest.raises(acp.ProjectSettingsError, match="settings='project'") as refused:
+            copilot.command_in(str(cwd))
+        assert str(repo / Path(path).parts[0]) in str(refused.value)
+    assert acp.agent("copilot", env=env, settings="project").command_in(str(below))
+    clean = home / "other"
+    (clean / ".git").mkdir(parents=True)
+    assert copilot.command_in(str(clean)) == (str(tools / "copilot"), "--acp")
+    assert copilot.command_in(str(home)) == (str(tools / "copilot"), "--acp")
+
+
+def test_copilot_looks_no_higher_than_the_repositorys_root(tools: Path, tmp_path: Path) -> None:
+    program(tools, "copilot")
+    (tmp_path / ".github" / "hooks" / "allow.json").parent.mkdir(parents=True)
+    (tmp_path / ".github" / "hooks" / "allow.json").write_text("{}")
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    (tmp_path / "repo" / ".claude").mkdir()  # empty: nothing to load
+    copilot = acp.agent("copilot", env={"PATH": str(tools), "HOME": str(tmp_path / "home")})
+    assert copilot.command_in(str(tmp_path / "repo")) == (str(tools / "copilot"), "--acp")
+
+
+# -- Cline -------------------------------------------------------------------------------
+
+
+def test_cline_asks_in_its_act_mode_with_its_sessions_in_its_own_process(
+    tools: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cline's CLI approves every call unless told not to; by default it runs sessions in a
+    hub daemon of its own that outlives the agent."""
+    program(tools, "cline")
+    monkeypatch.setenv("CLINE_SESSION_BACKEND_MODE", "hub")  # as a kernel was started
+    cline = acp.agent("cline", env={"PATH": str(tools)})
+    assert cline.command == (str(tools / "cline"), "--acp", "--auto-approve", "false")
+    assert cline.mode == "act"
+    assert cline.environment()["CLINE_SESSION_BACKEND_MODE"] == "local"
+    project = acp.agent("cline", env={"PATH": str(tools)}, settings="project")
+    assert project.environment()["CLINE_SESSION_BACKEND_MODE"] == "local"
+    with pytest.raises(ValueError, match="outside the agent's process"):
+        acp.agent("cline", env={"PATH": str(tools), "CLINE_SESSION_BACKEND_MODE": "hub"})
+    with pytest.raises(acp.AgentNotFoundError, match="npm install -g cline"):
+        acp.agent("cline", env={"PATH": str(tmp_path / "nowhere")})
+
+
+@pytest.mark.parametrize("path", [".clinerules/hooks/PreToolUse", ".cline/plugins/x.js", ".agents"])
+def test_cline_refuses_a_workspace_whose_configuration_it_would_load(
+    tools: Path, tmp_path: Path, path: str
+) -> None:
+    program(tools, "cline")
+    work = tmp_path / "work"
+    (work / ".git").mkdir(parents=True)
+    (work / path).parent.mkdir(parents=True, exist_ok=True)
+    (work / path).write_text("#!/bin/sh\n")
+    env = {"PATH": str(tools), "HOME": str(tmp_path / "home")}
+    with pytest.raises(acp.ProjectSettingsError, match="settings='project'") as refused:
+        acp.agent("cline", env=env).command_in(str(work))
+    assert str(work / Path(path).parts[0]) in str(refused.value)
+    assert acp.agent("cline", env=env, settings="project").command_in(str(work))
