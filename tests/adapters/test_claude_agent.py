@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 from claude_agent_sdk import (
     ClaudeAgentOptions,
@@ -27,6 +24,7 @@ from mead_notebook.adapters.base import AgentTurn
 from mead_notebook.adapters.claude_agent._gate import CANCEL_STEP, STOPPED, Gate
 from mead_notebook.policies import AllowReads, Recording
 
+from .claude_cli import clis, every_cli_ends  # noqa: F401 (fixtures)
 from .helpers import (
     ALLOWED,
     ANSWERED,
@@ -60,27 +58,6 @@ def options(server: AgentServer, home: Path, cwd: Path) -> ClaudeAgentOptions:
     return server.options(
         cwd=str(cwd), env={"HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude")}
     )
-
-
-def clis() -> list[psutil.Process]:
-    """The Claude CLI processes this test process started that are still alive."""
-    found = []
-    for child in psutil.Process(os.getpid()).children(recursive=True):
-        try:
-            if "claude" in " ".join(child.cmdline()) and child.status() != psutil.STATUS_ZOMBIE:
-                found.append(child)
-        except psutil.NoSuchProcess:
-            continue
-    return found
-
-
-@pytest.fixture(autouse=True)
-def no_orphans() -> Iterator[None]:
-    yield
-    deadline = time.monotonic() + 10
-    while clis() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert clis() == []
 
 
 QUESTION = {

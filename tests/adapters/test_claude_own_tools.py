@@ -13,16 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 from mcp import Client
 from servers.anthropic_agent_server import AgentServer, Text, Use
@@ -34,6 +30,7 @@ from mead_notebook.adapters.claude_agent._own_tools import NO_PASS, NOT_HERE
 from mead_notebook.policies import AllowAll
 from mead_notebook.tools import ToolOutput, preview
 
+from .claude_cli import clis, every_cli_ends, repo_folder  # noqa: F401 (fixtures)
 from .helpers import ALLOWED, DENIED, Person, asked, finals, recorded, steps
 
 pytestmark = pytest.mark.timeout(120)
@@ -60,33 +57,6 @@ class Shop:
             return "waited"
 
         self.tools = [save, wait]
-
-
-@pytest.fixture
-def cwd(tmp_path: Path) -> Path:
-    path = tmp_path / "repo"
-    path.mkdir()
-    return path
-
-
-def clis() -> list[psutil.Process]:
-    found = []
-    for child in psutil.Process(os.getpid()).children(recursive=True):
-        try:
-            if "claude" in " ".join(child.cmdline()) and child.status() != psutil.STATUS_ZOMBIE:
-                found.append(child)
-        except psutil.NoSuchProcess:
-            continue
-    return found
-
-
-@pytest.fixture(autouse=True)
-def no_orphans() -> Iterator[None]:
-    yield
-    deadline = time.monotonic() + 10
-    while clis() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert clis() == []
 
 
 def play(cwd: Path, script: list[list[Any]], person: Person) -> tuple[Shop, Any, Any, Any]:

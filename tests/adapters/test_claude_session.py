@@ -12,7 +12,6 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,30 +25,12 @@ from mead_notebook.adapters import claude_agent
 from mead_notebook.adapters.claude_agent._session import NO_TURN
 from mead_notebook.policies import AllowAll
 
+from .claude_cli import clis, every_cli_ends, repo_folder  # noqa: F401 (fixtures)
 from .helpers import ALLOWED, DENIED, Person, Waiting, recorded, running, steps
 
 pytestmark = pytest.mark.timeout(120)
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def cwd(tmp_path: Path) -> Path:
-    path = tmp_path / "repo"
-    path.mkdir()
-    return path
-
-
-def clis() -> list[psutil.Process]:
-    """The Claude CLI processes this test process started that are still alive."""
-    found = []
-    for child in psutil.Process(os.getpid()).children(recursive=True):
-        try:
-            if "claude" in " ".join(child.cmdline()) and child.status() != psutil.STATUS_ZOMBIE:
-                found.append(child)
-        except psutil.NoSuchProcess:
-            continue
-    return found
 
 
 def agents() -> list[int]:
@@ -62,15 +43,6 @@ def agents() -> list[int]:
         except psutil.NoSuchProcess:
             continue
     return found
-
-
-@pytest.fixture(autouse=True)
-def no_orphans() -> Iterator[None]:
-    yield
-    deadline = time.monotonic() + 10
-    while clis() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert clis() == []
 
 
 def wait_saved(server: AgentServer, session_id: str, text: str, timeout: float = 10) -> None:
