@@ -26,6 +26,7 @@ from acp.schema import (
 )
 
 from mead_notebook.adapters.base import AgentResult, AgentTurn
+from mead_notebook.adapters.base.loops import settle
 from mead_notebook.adapters.base.own_tools import own_tools
 from mead_notebook.errors import MeadError
 from mead_notebook.interaction import AgentInfo, HistoryEntry
@@ -732,7 +733,7 @@ class Conversation:
             log.exception("closing %s failed", self.spec.name)
         finally:
             try:
-                self._submit(self._settle()).result(timeout)
+                self._submit(settle(CANCEL_GRACE)).result(timeout)
             except Exception:
                 log.debug("the tasks of %s did not settle", self.spec.name)
             self._loop.call_soon_threadsafe(self._loop.stop)
@@ -752,15 +753,6 @@ class Conversation:
                 log.debug("closing the connection to %s failed", self.spec.name)
         if process is not None:
             await process.close(timeout=CANCEL_GRACE)
-
-    async def _settle(self) -> None:
-        """Cancel what the connection left running on the agent's loop, waiting a bounded time."""
-        here = asyncio.current_task()
-        left = [t for t in asyncio.all_tasks() if t is not here and not t.done()]
-        for task in left:
-            task.cancel()
-        if left:
-            await asyncio.wait(left, timeout=CANCEL_GRACE)
 
     def _submit(self, coro: Coroutine[Any, Any, T]) -> Future[T]:
         return asyncio.run_coroutine_threadsafe(coro, self._loop)

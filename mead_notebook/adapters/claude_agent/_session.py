@@ -47,6 +47,7 @@ from mead_notebook.tools.trust import trusted_servers
 from mead_notebook.turn import Turn
 
 from ..base import AgentResult, AgentTurn, active_turn
+from ..base.loops import settle
 from ._catalog import SdkTool, sdk_tools
 from ._client import TEARDOWN_TIMEOUT, alive, gated_client, teardown
 from ._gate import Gate, call_soon
@@ -403,20 +404,11 @@ class Session:
             log.exception("ending the Claude CLI of a session failed")
         finally:
             with contextlib.suppress(Exception):
-                self._submit(self._settle()).result(timeout)
+                self._submit(settle(KILL_GRACE)).result(timeout)
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout)
             if not self._thread.is_alive():
                 self._loop.close()
-
-    async def _settle(self) -> None:
-        """Cancel what the client left on the session's loop, waiting a bounded time."""
-        here = asyncio.current_task()
-        left = [t for t in asyncio.all_tasks() if t is not here and not t.done()]
-        for task in left:
-            task.cancel()
-        if left:
-            await asyncio.wait(left, timeout=KILL_GRACE)
 
     def _submit(self, coro: Coroutine[Any, Any, T]) -> Future[T]:
         return asyncio.run_coroutine_threadsafe(coro, self._loop)
