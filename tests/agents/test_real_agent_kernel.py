@@ -1,6 +1,7 @@
 """Each real agent under the widget in a real kernel: Allow on its card runs the
 command, a kernel interrupt stops the turn and leaves none of the agent's processes
-behind (Codex starts a command in a process group of its own).
+behind (Codex starts a command in a process group of its own). A session made in one
+kernel is continued by its id in the next.
 
 The cell runs over the Jupyter protocol while ``tests/kernel/frontend.py`` plays
 the widget's frontend; the fake model server runs in the test's process.
@@ -26,6 +27,7 @@ from servers.agent_models import (
     OpenCodeAgentServer,
     ResponsesAgentServer,
     RunCommand,
+    Say,
 )
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(180)]
@@ -122,3 +124,58 @@ def test_a_kernel_interrupt_stops_the_agent_and_its_command(tmp_path: Path, name
             assert (reply["status"], out) == ("ok", "NEXT 42\n")
         finally:
             fe.close()
+
+
+@pytest.mark.parametrize("name", ["claude", "copilot"])  # session/resume; session/load
+def test_a_session_outlives_its_kernel(tmp_path: Path, name: str) -> None:
+    """A session made in one kernel is continued by its id in the next (the first shut down
+    as a restart does): the model sees the first turn's words; a loaded session's replay is
+    the resumed turn's history."""
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    with SERVERS[name](Say("Noted."), cwd=str(cwd)) as server:
+        start = launch(name, server.url, tmp_path)
+        spec = (
+            "import json\n"
+            "from mead_notebook import NotebookInteraction\n"
+            "from mead_notebook.adapters import acp\n"
+            f"spec = acp.agent({name!r}, executable={str(BIN / EXECUTABLES[name])!r},"
+            f" env=json.loads({json.dumps(start.env)!r}))\n"
+        )
+        first = Frontend(VERSION, tmp_path, subshell=True)
+        try:
+            reply, out = first.run(
+                spec + f"with acp.session(spec, cwd={str(cwd)!r}) as session:\n"
+                "    said = session.run('The word is PINEAPPLE. Say noted.',"
+                " interaction=NotebookInteraction(timeout=60, grace=30))\n"
+                "print('ID', session.id, said.text == 'Noted.')\n",
+                timeout=120,
+            )
+        finally:
+            first.close()
+        assert reply["status"] == "ok", reply
+        session_id, noted = out.split()[1:3]
+        assert noted == "True", out
+        second = Frontend(VERSION, tmp_path, subshell=True)
+        try:
+            reply, out = second.run(
+                spec + f"with acp.session(spec, cwd={str(cwd)!r}, resume={session_id!r}) as s:\n"
+                "    again = s.run('What was the word?',"
+                " interaction=NotebookInteraction(timeout=60, grace=30))\n"
+                "print(json.dumps([s.id, s.resumed_by, again.text,"
+                " [e['type'] for e in again.history]]))\n",
+                timeout=120,
+            )
+        finally:
+            second.close()
+        assert reply["status"] == "ok", reply
+        resumed_id, how, text, history = json.loads(out.strip().splitlines()[-1])
+        request = json.dumps(server.turns[-1].body)
+    assert resumed_id == session_id
+    assert text == "Noted."
+    assert "PINEAPPLE" in request, "the resumed turn's request lacks the first kernel's turn"
+    if name == "copilot":
+        assert how == "session/load"
+        assert history[:2] == ["prompt", "text"], history
+    else:
+        assert (how, history) == ("session/resume", [])
