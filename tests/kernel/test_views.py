@@ -79,6 +79,11 @@ def republished(fe: Frontend, model_id: str) -> bool:
     )
 
 
+def pinged(fe: Frontend, comm_id: str) -> bool:
+    """Whether the kernel pinged the widget (the frontend answers while it renders)."""
+    return any(d.get("content", {}).get("type") == "ping" for d in fe.comm_sent(comm_id, "custom"))
+
+
 @pytest.mark.parametrize(
     ("cell", "how", "timing"),
     [
@@ -96,6 +101,10 @@ def test_a_view_that_comes_back_gets_the_open_question(
     msg_id = fe.execute(cell)
     fe.drive(lambda: fe.open_question() is not None, 30, "the open question")
     first = next(iter(fe.widgets))
+    # The kernel has heard from the view: its first 'rendered', sent as the widget opened,
+    # can be lost (a view's pong then stands for it), and a view never heard of is waited
+    # for through the grace period, not taken for gone.
+    fe.drive(lambda: pinged(fe, first), 30, "a ping the view answers")
     # The view goes: no more pongs, and the frontend forgets every widget.
     fe.render = False
     if how == "goodbye":
