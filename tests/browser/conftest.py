@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, Playwright, sync_playwright
+from playwright.sync_api import Browser, Page, Playwright, expect, sync_playwright
 
 from .pages import CLICK_RECORDER, NotebookPage
 from .servers import REPO, JupyterServer
@@ -30,6 +30,10 @@ ARTIFACTS = REPO / "tests" / "artifacts"
 LATENCY_FILE = ARTIFACTS / "latency.json"
 WRITTEN: dict[str, Any] = {}
 """The latency report written by this session, for the terminal summary."""
+
+# An expectation waits as long as an action: on two loaded cores a widget restored
+# from saved state has taken longer than Playwright's 5 s default to render.
+expect.set_options(timeout=30_000)
 
 
 @pytest.fixture(scope="session")
