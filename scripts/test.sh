@@ -7,6 +7,9 @@
 # slowest tests and the time per area, also in tests/artifacts/durations.json with
 # the setup's and the other checks' seconds beside the tests' (total_s).
 set -euo pipefail
+# Python keeps what it compiles: the run starts hundreds of interpreters (kernels,
+# agents, servers, workers), and each would otherwise compile every module it imports.
+unset PYTHONDONTWRITEBYTECODE
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 started=$SECONDS

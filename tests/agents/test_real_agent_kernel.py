@@ -110,6 +110,15 @@ def test_a_kernel_interrupt_stops_the_agent_and_its_command(tmp_path: Path, name
             # own) ``$$`` is not its pid.
             started = sleeping(fe.pid)
             [widget] = fe.widgets.values()
+            # The agent runs the command as soon as the kernel answers it, which can be
+            # before this frontend has read the card's answered state.
+            fe.drive(
+                lambda: any(
+                    (c.get("question") or {}).get("answer") for c in widget.cards.values()
+                ),
+                30,
+                "the card's answer",
+            )
             [card] = widget.cards.values()
             assert card["question"]["answer"]["by"] == "person", card
             fe.km.interrupt_kernel()
