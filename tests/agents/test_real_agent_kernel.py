@@ -113,9 +113,7 @@ def test_a_kernel_interrupt_stops_the_agent_and_its_command(tmp_path: Path, name
             # The agent runs the command as soon as the kernel answers it, which can be
             # before this frontend has read the card's answered state.
             fe.drive(
-                lambda: any(
-                    (c.get("question") or {}).get("answer") for c in widget.cards.values()
-                ),
+                lambda: any((c.get("question") or {}).get("answer") for c in widget.cards.values()),
                 30,
                 "the card's answer",
             )
