@@ -2,30 +2,19 @@
 // out said, invisible and bidirectional characters as marked escapes, the kernel's
 // warnings, and Enter that never allows a card that hides or disguises part of it.
 
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { INCOMPLETE_WARNING, INVISIBLE_WARNING } from "../src/constants.gen.js";
 import { FOLD_ROWS } from "../src/content.js";
 import { enterAllows } from "../src/keys.js";
 import { hasInvisible, revealNodes, revealText } from "../src/reveal.js";
 import { readState } from "../src/state.js";
 import { turnMarkdown } from "../src/transcript.js";
-import { FakeModel, Host, buttonsNamed, card, cardEl, key, nextFrame, permission } from "./fake-model.js";
+import { FakeModel, buttonsNamed, card, cardEl, key, nextFrame, permission, renderedViews } from "./fake-model.js";
 import { INVISIBLE_PAYLOADS, expectInert } from "./payloads.js";
 import COPY_SAFETY from "../../tests/shared/copy-safety.json";
 
-let host;
-
-function setup(state = {}) {
-  const model = new FakeModel(state);
-  host = new Host(model);
-  return { model, el: host.render() };
-}
-
-afterEach(() => {
-  host?.dispose();
-  host = undefined;
-  document.body.replaceChildren();
-});
+const views = renderedViews();
+const setup = views.setup;
 
 async function sendCard(model, overrides) {
   model.kernelSends({ type: "call", card: card({ approved_arguments: null, text_offset: 0, ...overrides }) });

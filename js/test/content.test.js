@@ -2,27 +2,16 @@
 // the kind badge; a permission that cannot be edited; a call the agent allowed;
 // the plan and the thoughts; and every new block in Copy as Markdown and inert.
 
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { AGENT_DECIDED, NOT_EDITABLE } from "../src/constants.gen.js";
 import { FOLD_ROWS, diffRows } from "../src/content.js";
 import { turnMarkdown } from "../src/transcript.js";
 import { readState } from "../src/state.js";
-import { FakeModel, Host, buttonsNamed, byLabel, card, cardEl, key, nextFrame, permission } from "./fake-model.js";
+import { FakeModel, buttonsNamed, byLabel, card, cardEl, key, nextFrame, permission, renderedViews } from "./fake-model.js";
 import { PAYLOADS, expectInert } from "./payloads.js";
 
-let host;
-
-function setup(state = {}) {
-  const model = new FakeModel(state);
-  host = new Host(model);
-  return { model, el: host.render() };
-}
-
-afterEach(() => {
-  host?.dispose();
-  host = undefined;
-  document.body.replaceChildren();
-});
+const views = renderedViews();
+const setup = views.setup;
 
 async function sendCard(model, overrides) {
   model.kernelSends({ type: "call", card: card({ approved_arguments: null, text_offset: 0, ...overrides }) });
@@ -207,7 +196,7 @@ describe("plan and thoughts", () => {
   it("a state of a newer protocol says so; an older one renders without a note", async () => {
     const { el } = setup({ protocol_version: 99, text: "hi" });
     expect(el.querySelector(".mead-version-note").hidden).toBe(false);
-    host.dispose();
+    views.host.dispose();
     const second = setup({ text: "hi" });
     expect(second.el.querySelector(".mead-version-note").hidden).toBe(true);
     expect(second.el.querySelector(".mead-transcript").textContent.trim()).toBe("hi");
@@ -261,5 +250,5 @@ describe("untrusted content stays inert", () => {
 });
 
 function model() {
-  return host.model;
+  return views.host.model;
 }

@@ -1,24 +1,12 @@
 // The person's side of deciding, in a rendered view: Allow always, deny with a
 // reason, edited arguments, Other and several options, labels, keys.
 
-import { afterEach, describe, expect, it } from "vitest";
-import { FakeModel, Host, buttonsNamed, byLabel, card, cardEl, key, nextFrame } from "./fake-model.js";
+import { describe, expect, it } from "vitest";
+import { buttonsNamed, byLabel, card, cardEl, key, nextFrame, renderedViews } from "./fake-model.js";
 import { PAYLOADS, expectInert, pwned } from "./payloads.js";
 
-let host;
-
-function setup(state = {}) {
-  const model = new FakeModel(state);
-  host = new Host(model);
-  return { model, el: host.render() };
-}
-
-afterEach(() => {
-  host?.dispose();
-  host = undefined;
-  document.body.replaceChildren();
-  delete document.documentElement.dataset.meadPwned;
-});
+const views = renderedViews();
+const setup = views.setup;
 
 function permission(overrides = {}) {
   return {
@@ -298,7 +286,7 @@ describe("edited arguments", () => {
 
   it("a view that did not send the refused answer shows the reason too", async () => {
     const { model } = setup();
-    const other = host.render();
+    const other = views.host.render();
     await sendCard(model, { ...RESIZE, question: permission({ rejected: "width: 'wide' is not of type 'integer'", rejections: 1 }) });
     expect(other.querySelector(".mead-rejected").textContent).toBe("Not accepted: width: 'wide' is not of type 'integer'");
     expect(buttonsNamed(other, "Allow")[0].disabled).toBe(false);

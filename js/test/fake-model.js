@@ -4,6 +4,7 @@
 // answer carries is kept apart, in `answerPages` (test/who.test.js checks it), so
 // that the other tests compare what the person answered.
 
+import { afterEach } from "vitest";
 import widget from "../src/index.js";
 
 const DEFAULTS = {
@@ -226,4 +227,29 @@ export function key(target, keyName, init = {}) {
   const event = new KeyboardEvent("keydown", { key: keyName, bubbles: true, cancelable: true, ...init });
   target.dispatchEvent(event);
   return event;
+}
+
+/**
+ * Views of the widget, each test's in a fresh {@link Host}. Call it at a test file's top
+ * level: `setup(state)` renders a view of a model holding `state` and returns
+ * `{ model, el }`, `host` is the current host, and after each test the host is disposed
+ * and the page emptied.
+ */
+export function renderedViews() {
+  const views = {
+    /** @type {Host | undefined} */
+    host: undefined,
+    setup(state = {}) {
+      const model = new FakeModel(state);
+      views.host = new Host(model);
+      return { model, el: views.host.render() };
+    },
+  };
+  afterEach(() => {
+    views.host?.dispose();
+    views.host = undefined;
+    document.body.replaceChildren();
+    delete document.documentElement.dataset.meadPwned;
+  });
+  return views;
 }

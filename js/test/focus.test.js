@@ -2,23 +2,12 @@
 // types (a text field, another cell's editor), and keys act only on a card the
 // person focused.
 
-import { afterEach, describe, expect, it } from "vitest";
-import { FakeModel, Host, buttonsNamed, byLabel, card, choice, key, nextFrame, permission } from "./fake-model.js";
+import { describe, expect, it } from "vitest";
+import { buttonsNamed, byLabel, card, choice, key, nextFrame, permission, renderedViews } from "./fake-model.js";
 import { mayTakeFocus } from "../src/view.js";
 
-let host;
-
-function setup(state = {}) {
-  const model = new FakeModel(state);
-  host = new Host(model);
-  return { model, el: host.render() };
-}
-
-afterEach(() => {
-  host?.dispose();
-  host = undefined;
-  document.body.replaceChildren();
-});
+const views = renderedViews();
+const setup = views.setup;
 
 const READ = { tool: "read_file", class: "read", kind: "read" };
 

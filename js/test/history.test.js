@@ -1,24 +1,12 @@
 // The earlier conversation a turn continues: shown above the turn, read-only, folded.
 
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { historySummary, readHistory } from "../src/history.js";
-import { FakeModel, Host, buttonsNamed, card, nextFrame } from "./fake-model.js";
+import { buttonsNamed, card, nextFrame, renderedViews } from "./fake-model.js";
 import { PAYLOADS, expectInert, pwned } from "./payloads.js";
 
-let host;
-
-function setup(state = {}) {
-  const model = new FakeModel(state);
-  host = new Host(model);
-  return { model, el: host.render() };
-}
-
-afterEach(() => {
-  host?.dispose();
-  host = undefined;
-  document.body.replaceChildren();
-  delete document.documentElement.dataset.meadPwned;
-});
+const views = renderedViews();
+const setup = views.setup;
 
 const RAN = card({
   tool_call_id: "h1",

@@ -2,23 +2,12 @@
 // The question shows the new arguments, says the call changed, and answers
 // name the version they were made on; an edit in progress is kept, marked stale.
 
-import { afterEach, describe, expect, it } from "vitest";
-import { FakeModel, Host, buttonsNamed, byLabel, card, choice, key, nextFrame } from "./fake-model.js";
+import { describe, expect, it } from "vitest";
+import { buttonsNamed, byLabel, card, choice, key, nextFrame, renderedViews } from "./fake-model.js";
 import { CHANGED_NOTE } from "../src/permission.js";
 
-let host;
-
-function setup(state = {}) {
-  const model = new FakeModel(state);
-  host = new Host(model);
-  return { model, el: host.render() };
-}
-
-afterEach(() => {
-  host?.dispose();
-  host = undefined;
-  document.body.replaceChildren();
-});
+const views = renderedViews();
+const setup = views.setup;
 
 function permission(overrides = {}) {
   return {

@@ -4,21 +4,13 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { KERNEL_GONE, KERNEL_GONE_NOTE, KERNEL_GONE_STATUS } from "../src/constants.gen.js";
 import { tellOnce } from "../src/once.js";
-import { FakeModel, Host, buttonsNamed, byLabel, card, cardEl, choice, nextFrame, permission } from "./fake-model.js";
+import { buttonsNamed, byLabel, card, cardEl, choice, nextFrame, permission, renderedViews } from "./fake-model.js";
 
-let host;
-
-function setup(state = {}) {
-  const model = new FakeModel(state);
-  host = new Host(model);
-  return { model, el: host.render() };
-}
+const views = renderedViews();
+const setup = views.setup;
 
 afterEach(() => {
-  host?.dispose();
-  host = undefined;
   vi.useRealTimers();
-  document.body.replaceChildren();
 });
 
 async function sendCard(model, overrides) {

@@ -103,7 +103,23 @@ class AgentModelServer(ProviderServer):
     def side_answer(self, path: str, body: Any) -> Reply:
         return Reply(200, body={})
 
+    def write_call(self, step: WriteFile) -> tuple[str, dict[str, Any]]:
+        """The agent's tool and arguments for writing a file (where :meth:`call_for` is used)."""
+        raise NotImplementedError
+
+    def command_call(self, step: RunCommand) -> tuple[str, dict[str, Any]]:
+        """The agent's tool and arguments for running a command."""
+        raise NotImplementedError
+
     # -- shared ---------------------------------------------------------------------
+
+    def call_for(self, step: WriteFile | RunCommand | UseTool) -> tuple[str, dict[str, Any]]:
+        """The tool and arguments of the call that ``step`` stands for."""
+        if isinstance(step, WriteFile):
+            return self.write_call(step)
+        if isinstance(step, UseTool):
+            return step.name, dict(step.arguments)
+        return self.command_call(step)
 
     def absolute(self, path: str) -> str:
         return f"{self.cwd.rstrip('/')}/{path}" if self.cwd else path
@@ -195,12 +211,7 @@ class AnthropicAgentServer(AgentModelServer):
     def answer(self, step: Step, number: int) -> Reply:
         if isinstance(step, Say):
             return Reply(frames=anthropic_text(step.text))
-        if isinstance(step, WriteFile):
-            name, arguments = self.write_call(step)
-        elif isinstance(step, UseTool):
-            name, arguments = step.name, dict(step.arguments)
-        else:
-            name, arguments = self.command_call(step)
+        name, arguments = self.call_for(step)
         text = json.dumps(arguments)
         half = len(text) // 2
         frames = [
@@ -442,12 +453,7 @@ class ChatCompletionsAgentServer(AgentModelServer):
     def answer(self, step: Step, number: int) -> Reply:
         if isinstance(step, Say):
             return Reply(frames=[*openai_text(step.text)[:-1], _chat_usage(), sse("[DONE]")])
-        if isinstance(step, WriteFile):
-            name, arguments = self.write_call(step)
-        elif isinstance(step, UseTool):
-            name, arguments = step.name, dict(step.arguments)
-        else:
-            name, arguments = self.command_call(step)
+        name, arguments = self.call_for(step)
         text = json.dumps(arguments)
         half = len(text) // 2
         frames = [
