@@ -157,6 +157,7 @@ class Conversation:
         self._closed = False
         self._busy = threading.Lock()
         self._session: AgentTurn | None = None
+        self._interrupted: AgentTurn | None = None
         """The running turn's session, if a turn runs."""
         self._prompting: asyncio.Task[Any] | None = None
         """The running turn's start and prompt, on the agent's loop."""
@@ -252,6 +253,7 @@ class Conversation:
 
     def _cancel_first(self, session: AgentTurn) -> None:
         """A kernel interrupt: ``session/cancel`` goes out before the questions close."""
+        self._interrupted = session
         conn, session_id = self._conn, self.session_id
         if conn is not None and session_id is not None and not self._loop.is_closed():
             sent = self._submit(self._send_cancel(conn, session_id))
@@ -262,12 +264,16 @@ class Conversation:
     async def _turn(self, session: AgentTurn, mapper: TurnMapper, prompt: str) -> AcpResult:
         result: AcpResult = session.result  # type: ignore[assignment]
         running = self._submit(self._prompt(mapper, prompt))
+        response: PromptResponse | None
         try:
             response = await asyncio.shield(asyncio.wrap_future(running))
         except asyncio.CancelledError:
             if not session.cancelled.is_set():
                 raise
-            # A kernel interrupt or turn.cancel(): cancel, then kill the agent's group.
+            response = None
+        if response is None or self._interrupted is session:
+            # A kernel interrupt or turn.cancel(), even one the agent answered before it
+            # reached this turn: cancel, then kill the agent's group.
             await asyncio.wrap_future(self._submit(self._interrupt(running)))
             result.stop_reason = "interrupted"
             result.usage = self.client.controls.usage
@@ -694,7 +700,7 @@ class Conversation:
         conn, session_id, process = self._conn, self.session_id, self.process
         task = self._prompting
         prompt = asyncio.wrap_future(running)
-        if conn is not None and session_id is not None:
+        if conn is not None and session_id is not None and not running.done():
             await self._send_cancel(conn, session_id)
             await asyncio.wait({prompt}, timeout=CANCEL_GRACE)
         self.process = self._conn = self.session_id = None
