@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import Dialog, Locator, Page, Response, expect
+from playwright.sync_api import ConsoleMessage, Dialog, Locator, Page, Response, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from .servers import JupyterServer
@@ -75,9 +75,24 @@ class NotebookPage:
         self.artifacts = artifacts
         self.dialogs: list[str] = []
         self.errors: list[str] = []
+        self.console: list[str] = []
+        """The pages' console errors and warnings (printed at the end, shown on a failure)."""
         self._shots = 0
+        self._listen(page)
+
+    def _listen(self, page: Page) -> None:
         page.on("dialog", self._on_dialog)
         page.on("pageerror", lambda exc: self.errors.append(str(exc)))
+        page.on("console", self._on_console)
+
+    def use_page(self, page: Page) -> None:
+        """Go on in ``page`` (a tab opened anew), its dialogs, errors and console heard too."""
+        self.page = page
+        self._listen(page)
+
+    def _on_console(self, message: ConsoleMessage) -> None:
+        if message.type in ("error", "warning"):
+            self.console.append(f"{message.type}: {message.text}"[:2000])
 
     def _on_dialog(self, dialog: Dialog) -> None:
         self.dialogs.append(f"{dialog.type}: {dialog.message}")
@@ -199,3 +214,5 @@ class NotebookPage:
     def finish(self) -> None:
         with contextlib.suppress(Exception):
             self.shot("final")
+        if self.console:
+            print("the pages' console said:", *self.console[-40:], sep="\n  ")

@@ -46,7 +46,7 @@ def test_a_closed_tab_reopened_gets_the_waiting_question(
     context = lab.page.context
     lab.page.close()
     time.sleep(TIMING.ping_every + TIMING.noticed_after() + 2 * TIMING.announce_every + 1)
-    lab.page = context.new_page()
+    lab.use_page(context.new_page())
     lab.page.goto(lab.server.page_url(f"{lab.name}.ipynb"))
     reopened = time.monotonic()
     expect(lab.page.locator(".jp-Notebook .jp-Cell").first).to_be_visible(timeout=QUESTION_TIMEOUT)
