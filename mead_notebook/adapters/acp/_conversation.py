@@ -157,8 +157,9 @@ class Conversation:
         self._closed = False
         self._busy = threading.Lock()
         self._session: AgentTurn | None = None
-        self._interrupted: AgentTurn | None = None
         """The running turn's session, if a turn runs."""
+        self._interrupted: AgentTurn | None = None
+        """The last turn interrupted, marked before its ``session/cancel`` goes out."""
         self._prompting: asyncio.Task[Any] | None = None
         """The running turn's start and prompt, on the agent's loop."""
         self._loop = asyncio.new_event_loop()
