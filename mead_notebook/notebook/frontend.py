@@ -119,6 +119,14 @@ class LoadsFrontend(anywidget.AnyWidget):
     _frontend = traitlets.Instance(Frontend).tag(sync=True, **ipywidgets.widget_serialization)
     """The kernel session's shared ``Frontend``, which holds the code."""
 
+    layout = traitlets.Instance(ipywidgets.Layout, allow_none=True, default_value=None).tag(
+        sync=True, **ipywidgets.widget_serialization
+    )
+    """None: no ``Layout`` model of its own. Its state then names no model the page must
+    already have (the loader finds ``_frontend`` itself, waiting for it), so a page whose
+    IOPub starts between two messages of the kernel still builds it from its
+    ``comm_open`` alone, where ipywidgets would make an error widget in its place."""
+
     _widget_id = traitlets.Unicode("").tag(sync=True)
     """This widget's own model id. A page may draw a view from a model of it that has no
     comm (the notebook's saved widget state) or that the kernel has since replaced (a

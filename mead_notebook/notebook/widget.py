@@ -422,8 +422,6 @@ class NotebookInteraction(SyncedTurn):
         its output published again in place (a reopened VS Code editor draws it then)."""
         with self._lock:
             self._text.flush(send=False)
-            # The page must know the models the state names before the widget's own.
-            REOPENS.reopen(getattr(self, "layout", None))
             if not REOPENS.reopen(self):
                 return
         self._outputs.refresh(self._widget_data())
