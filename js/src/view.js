@@ -199,13 +199,17 @@ export class TurnView {
 
   /**
    * Talk through `model` (the live model of this widget) from now on: listeners move
-   * to it, the cards are drawn anew from its state, and what the person was typing in
-   * a question that is still the same one stays; the kernel hears that a view is there.
+   * to it and the view is drawn from its state; the kernel hears that a view is there.
+   * A view that was connected keeps its elements (a question that is still the same one
+   * stays as it is, a click under way lands); cards that said they could not reach the
+   * kernel are drawn anew, keeping what the person was typing in a question that is
+   * still the same one.
    * @param {TurnModel} model
    * @param {() => void} release drops every listener added through `model`
    */
   moveTo(model, release) {
-    const draft = capture(this.root, this.openQuestions());
+    const redraw = this.offline || this.gone;
+    const draft = redraw ? capture(this.root, this.openQuestions()) : null;
     this.listen(false);
     this.releaseModel?.();
     this.model = model;
@@ -213,11 +217,13 @@ export class TurnView {
     this.listen(true);
     this.gone = false;
     this.offline = false;
-    for (const view of this.cards.values()) {
-      view.dispose();
-      view.el.remove();
+    if (redraw) {
+      for (const view of this.cards.values()) {
+        view.dispose();
+        view.el.remove();
+      }
+      this.cards.clear();
     }
-    this.cards.clear();
     this.render();
     if (draft !== null) {
       const focused = restore(this.root, this.openQuestions(), draft);

@@ -153,6 +153,27 @@ describe("a view on a model the kernel replaced", () => {
     expect(answers(old)).toEqual([]);
   });
 
+  it("keeps its elements: a click begun on the old model's button ends on the same button", async () => {
+    const manager = new Manager();
+    const old = model(manager, asking(choice()));
+    const el = initialized(old).render();
+    await settle();
+    byLabel(el, "Red").click();
+    const submit = buttonsNamed(el, "Submit")[0];
+    const card = el.querySelector(".mead-card");
+    // The person presses the button; the kernel announces the widget again meanwhile.
+    submit.dispatchEvent(new MouseEvent("mousedown", { bubbles: true }));
+    const live = model(manager, asking(choice()));
+    initialized(live);
+    await settle();
+    expect(el.querySelector(".mead-card")).toBe(card);
+    expect(buttonsNamed(el, "Submit")[0]).toBe(submit);
+    expect(submit.isConnected).toBe(true);
+    submit.click();
+    expect(live.sentOfType("answer")).toEqual([expect.objectContaining({ question_id: "q2", option_ids: ["red"] })]);
+    expect(answers(old)).toEqual([]);
+  });
+
   it("never carries what was picked over to another question, and sends nothing for it", async () => {
     const manager = new Manager();
     const old = model(manager, asking(choice()));
