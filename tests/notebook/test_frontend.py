@@ -106,6 +106,23 @@ def test_a_widget_names_its_own_model_id_from_its_first_comm_open(
     assert widget.model_id == opened_state(widget.comm)["_widget_id"] == widget._widget_id
 
 
+def test_a_widget_opens_one_comm_and_names_no_model_but_the_shared_frontend(
+    comms: list[OpenedComm],
+) -> None:
+    """A page can get the widget's comm_open without any message before it (its IOPub
+    started just then): the only model its state names is the one the loader waits for."""
+    NotebookInteraction(display=False)
+    before = len(comms)
+    widget = NotebookInteraction(display=False)
+    assert comms[before:] == [widget.comm]
+    sent = opened_state(widget.comm)
+    named = {k: v for k, v in sent.items() if isinstance(v, str) and v.startswith("IPY_MODEL_")}
+    assert named == {"_frontend": f"IPY_MODEL_{shared_frontend().model_id}"}
+    assert sent["layout"] is None
+    assert REOPENS.reopen(widget)
+    assert comms[before + 1 :] == [widget.comm]
+
+
 def test_any_loads_frontend_widget_shares_it(comms: list[OpenedComm]) -> None:
     class Other(LoadsFrontend):
         pass
