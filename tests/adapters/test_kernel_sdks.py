@@ -240,6 +240,7 @@ def test_claude_agent_interrupt_ends_the_cli(
         fe.drive(lambda: running() is not None, 90, "the running card")
         fe.km.interrupt_kernel()
         reply = fe.wait_reply(msg_id, 30)["content"]
-    assert (reply["status"], reply.get("ename")) == ("error", ename), reply
+    said = (reply, fe.stdout(msg_id), [w.state.get("status") for w in fe.widgets.values()])
+    assert (reply["status"], reply.get("ename")) == ("error", ename), said
     reply, out = fe.run(CLIS_GONE, timeout=30)
     assert (reply["status"], out) == ("ok", "CLIS []\n")
