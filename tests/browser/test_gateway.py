@@ -8,6 +8,7 @@ the kernel is the gateway's child, and every message between the page and the ke
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import re
 import uuid
@@ -282,7 +283,9 @@ def test_a_connection_opened_after_an_orphan_of_its_session_is_answered(
                 ws.close()
             return first, second
 
-        first, second = asyncio.run(scenario())
+        # Playwright's sync API runs an event loop in this thread already.
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            first, second = pool.submit(asyncio.run, scenario()).result(timeout=120)
     finally:
         gateway.stop()
     assert not first, "the gateway answered the page despite its orphan: the quirk is gone"

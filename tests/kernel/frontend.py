@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import zmq
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import KernelManager
 
@@ -126,10 +127,16 @@ class Frontend:
         # (many kernels start at once in a parallel run): the kernel then exits at once,
         # and a new start picks new ports. (Unix sockets would avoid that, but their small
         # buffers make the kernel drop IOPub messages a busy client has not read yet.)
+        # A page's server reads IOPub as it comes; these tests read it in Python, slower
+        # than a cell can flood it (hundreds of widgets a second) on a loaded machine. With
+        # ZeroMQ's default limit of 1000 queued messages a side, the kernel then drops what
+        # does not fit; unbounded on this side, ZeroMQ's own thread drains the kernel's.
+        self._context = zmq.Context()
+        self._context.setsockopt(zmq.RCVHWM, 0)
         for attempt in range(START_ATTEMPTS):
             self.km = KernelManager(kernel_name="mead-matrix", kernel_spec_manager=specs)
             self.km.start_kernel(cwd=str(workdir), **options)
-            self.kc = self.km.blocking_client()
+            self.kc = self.km.client(context=self._context)
             self.kc.start_channels()
             try:
                 self.kc.wait_for_ready(timeout=START_TIMEOUT)
@@ -158,6 +165,7 @@ class Frontend:
             self.kc.stop_channels()
         finally:
             self.km.shutdown_kernel(now=True)
+            self._context.destroy(linger=0)
             if self._log is not None:
                 self._log.close()
 

@@ -166,6 +166,10 @@ def launch(name: str, server_url: str, root: Path) -> Launch:
                     "telemetry": {"enabled": False},
                     "general": {"enableAutoUpdate": False},
                     "model": {"name": QWEN_MODEL},
+                    # Its shell tool runs commands in a pseudo-terminal by default, and a
+                    # loaded machine can see a command that ended well reported as killed by
+                    # SIGHUP (the terminal closed first); without one it reads the exit code.
+                    "tools": {"shell": {"enableInteractiveShell": False}},
                     # After each turn it asks the model for follow-up suggestions, and a
                     # memory agent of its own asks it too.
                     "ui": {"enableFollowupSuggestions": False},
