@@ -104,9 +104,9 @@ def test_state_requests_while_widgets_are_created_are_all_answered(fe: Frontend,
     try:
         fe.drive(lambda: bool(churning()), 30, "widgets being created")
     except AssertionError as timed_out:
-        # Seen once under load: the cell ended and its print never came. What did come
-        # says whether the kernel's IOPub dropped messages (a slider is three opens and,
-        # in the loop, one close) or the print alone went missing.
+        # What did come says whether the kernel's IOPub dropped messages (a slider is three
+        # opens and, in the loop, one close): it did, to a test process too slow to read
+        # the flood, before this frontend read IOPub without ZeroMQ's message limit.
         seen = [m["msg_type"] for m in fe.iopub[since:]]
         texts = [m["content"]["text"] for m in fe.iopub[since:] if m["msg_type"] == "stream"]
         counts = {kind: seen.count(kind) for kind in ("comm_open", "comm_close", "stream")}
