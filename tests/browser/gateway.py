@@ -52,9 +52,14 @@ class KernelGateway(JupyterServer):
         raise TypeError("a kernel gateway serves no pages; open them in its JupyterLab")
 
 
+SERVER_SIDE = Path(__file__).parent / "server_side"
+"""Modules JupyterLab's server imports (``gateway_connection``)."""
+
+
 def lab_through(gateway: KernelGateway, base: Path) -> JupyterServer:
-    """A JupyterLab (not started) whose kernels all run under ``gateway``."""
-    return JupyterServer(
+    """A JupyterLab (not started) whose kernels all run under ``gateway``, connected to them
+    with :class:`gateway_connection.UsedGatewayConnection` (no orphaned gateway connections)."""
+    lab = JupyterServer(
         base,
         "lab",
         args=[
@@ -62,8 +67,12 @@ def lab_through(gateway: KernelGateway, base: Path) -> JupyterServer:
             f"--GatewayClient.auth_token={gateway.token}",
             "--GatewayClient.request_timeout=60",
             "--GatewayClient.connect_timeout=30",
+            "--ServerApp.kernel_websocket_connection_class="
+            "gateway_connection.UsedGatewayConnection",
         ],
     )
+    lab.add_python_path(SERVER_SIDE)
+    return lab
 
 
 @contextlib.contextmanager

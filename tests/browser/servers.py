@@ -120,6 +120,10 @@ class JupyterServer:
         )
         return env
 
+    def add_python_path(self, folder: Path) -> None:
+        """Let the server import modules from ``folder`` too."""
+        self._env["PYTHONPATH"] = os.pathsep.join((self._env["PYTHONPATH"], str(folder)))
+
     ready_path = "api/status"
     """The API path that answers once the server is up."""
 

@@ -7,12 +7,8 @@ the kernel is the gateway's child, and every message between the page and the ke
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import json
 import re
-import uuid
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +18,7 @@ from playwright.sync_api import Page, WebSocket, expect
 
 from .conftest import Latencies, notebook_page
 from .gateway import KernelGateway, gateway_and_lab
-from .pages import NotebookPage, write_notebook
+from .pages import NotebookPage
 from .scenarios import ALLOW_SYNC, ASYNC_ALLOW, MANY_ALLOWS, PRELUDE
 from .servers import REPO, JupyterServer
 from .test_lab import QUESTION_TIMEOUT, allow_and_check
@@ -37,9 +33,6 @@ print("CONNECTION", os.path.basename(ipykernel.connect.get_connection_file()))
 print("SUBSHELLS", json.dumps(get_ipython().kernel.shell_channel_thread.manager.list_subshell()))
 """
 """Where the kernel runs: its package, its parent process, its id, its subshells."""
-
-CONNECT_TIMEOUT = 20_000
-"""How long a freshly opened notebook may take to show an idle kernel before a reconnect."""
 
 KERNEL_ID = re.compile(r"kernel-([0-9a-f-]+)\.json")
 
@@ -102,50 +95,6 @@ def lab(
     yield from notebook_page(page, gateway_servers[1], artifacts, request)
 
 
-def open_notebook(nb: NotebookPage, cells: list[str]) -> None:
-    """Open a notebook of ``cells``; reconnect its kernel if the page never hears from it.
-
-    JupyterLab's server answers a page's first kernel websocket without the kernel
-    protocol the page asked for, so the page drops it and connects again without one.
-    The server has already opened a gateway connection for the dropped socket, and never
-    closes it. When that orphan reaches the gateway after the page's own connection, the
-    gateway takes the page's for the stale one of the session id they share: it closes
-    it, or keeps both and routes the kernel's replies to one that nobody reads. Either
-    way the page's ``kernel_info_request`` goes unanswered and its status bar says
-    "Unknown". Kernel > Reconnect to Kernel then opens one connection after the orphan,
-    which the kernel answers (a reload would race again). A person does that; so does
-    this, and says so in a warning.
-    """
-    write_notebook(nb.server.root, nb.name, cells)
-    nb.page.goto(nb.server.page_url(f"{nb.name}.ipynb"), timeout=60_000)
-    idle = nb.page.locator("#jp-main-statusbar").get_by_role("button", name=re.compile(r"\| Idle$"))
-    try:
-        expect(idle).to_be_visible(timeout=CONNECT_TIMEOUT)
-    except AssertionError:
-        nb.shot("never-connected")
-        warnings.warn(
-            f"{nb.name}: the page did not hear from its kernel through the gateway in "
-            f"{CONNECT_TIMEOUT / 1000:.0f} s; reconnecting to the kernel",
-            stacklevel=2,
-        )
-        reconnect_kernel(nb)
-    nb.wait_ready()
-
-
-def reconnect_kernel(nb: NotebookPage) -> None:
-    """Kernel > Reconnect to Kernel, once the notebook has a kernel to reconnect to."""
-    expect(nb.page.locator(".jp-Notebook .jp-Cell").first).to_be_visible(timeout=60_000)
-    item = nb.page.get_by_role("menuitem", name="Reconnect to Kernel")
-    for _ in range(20):
-        nb.page.get_by_role("menuitem", name="Kernel", exact=True).click()
-        if item.is_enabled():
-            item.click()
-            return
-        nb.page.keyboard.press("Escape")
-        nb.page.wait_for_timeout(500)
-    raise AssertionError("Kernel > Reconnect to Kernel stayed disabled for 10 s")
-
-
 def where(nb: NotebookPage, index: int) -> dict[str, str]:
     """Run the ``WHERE`` cell at ``index``; return what it printed, by key."""
     nb.run_cell(index)
@@ -165,6 +114,8 @@ def assert_under_the_gateway(
     kernel_id = match[1]
     assert [k["id"] for k in nb.server.kernels()] == [kernel_id]
     assert [k["id"] for k in gateway.kernels()] == [kernel_id]
+    # One page, one gateway connection: none was left behind for the socket the page dropped.
+    assert [k["connections"] for k in gateway.kernels()] == [1]
 
 
 def answer_over_a_subshell(nb: NotebookPage, frames: Frames, found: dict[str, str]) -> None:
@@ -185,7 +136,7 @@ def test_allow_in_a_sync_cell(
     gateway_servers: tuple[KernelGateway, JupyterServer],
     latencies: Latencies,
 ) -> None:
-    open_notebook(lab, [PRELUDE + ALLOW_SYNC, WHERE])
+    lab.open([PRELUDE + ALLOW_SYNC, WHERE])
     lab.run_cell(0)
     allow_and_check(lab, latencies, "gateway_sync_allow")
     found = where(lab, 1)
@@ -199,7 +150,7 @@ def test_allow_in_an_async_cell(
     gateway_servers: tuple[KernelGateway, JupyterServer],
     latencies: Latencies,
 ) -> None:
-    open_notebook(lab, [PRELUDE + ASYNC_ALLOW, WHERE])
+    lab.open([PRELUDE + ASYNC_ALLOW, WHERE])
     lab.run_cell(0)
     allow_and_check(lab, latencies, "gateway_async_allow")
     found = where(lab, 1)
@@ -213,7 +164,7 @@ def test_latency_of_many_answers(
     latencies: Latencies,
 ) -> None:
     questions = 15
-    open_notebook(lab, [PRELUDE + f"QUESTIONS = {questions}\n" + MANY_ALLOWS, WHERE])
+    lab.open([PRELUDE + f"QUESTIONS = {questions}\n" + MANY_ALLOWS, WHERE])
     lab.run_cell(0)
     allow = lab.turn().get_by_role("button", name="Allow", exact=True)
     answered = lab.turn().get_by_text("Allowed by you", exact=True)
@@ -225,68 +176,3 @@ def test_latency_of_many_answers(
     lab.shot("all-allowed")
     latencies.measure(lab, "gateway_sync_allow_many", ("Allow",), "TOOL")
     assert_under_the_gateway(lab, gateway_servers[0], where(lab, 1))
-
-
-def test_a_connection_opened_after_an_orphan_of_its_session_is_answered(
-    tmp_path: Path,
-) -> None:
-    """What ``open_notebook``'s reconnect relies on, on the gateway's own protocol.
-
-    An orphan (a connection nobody reads) that reaches the gateway after the page's own
-    connection with the same session id leaves the page's unanswered; a connection
-    opened after the orphan is answered.
-    """
-    from tornado.httpclient import HTTPRequest
-    from tornado.websocket import (
-        WebSocketClientConnection,
-        WebSocketClosedError,
-        websocket_connect,
-    )
-
-    gateway = KernelGateway(tmp_path / "gateway").start()
-    try:
-        kernel_id = gateway.api("POST", "api/kernels", {"name": "python3"})["id"]
-        session = uuid.uuid4().hex
-        url = f"{gateway.url.replace('http', 'ws')}api/kernels/{kernel_id}/channels"
-        request = HTTPRequest(
-            f"{url}?session_id={session}", headers={"Authorization": f"token {gateway.token}"}
-        )
-
-        async def answered(ws: WebSocketClientConnection, within: float) -> bool:
-            info = {"msg_id": uuid.uuid4().hex, "msg_type": "kernel_info_request"}
-            header = {**info, "session": session, "username": "", "date": "", "version": "5.3"}
-            message = {"header": header, "parent_header": {}, "metadata": {}, "content": {}}
-            try:
-                await ws.write_message(json.dumps({**message, "channel": "shell", "buffers": []}))
-            except WebSocketClosedError:
-                return False
-            deadline = asyncio.get_running_loop().time() + within
-            while (left := deadline - asyncio.get_running_loop().time()) > 0:
-                try:
-                    raw = await asyncio.wait_for(ws.read_message(), left)
-                except TimeoutError:
-                    return False
-                if raw is None:
-                    return False
-                reply = json.loads(raw)
-                if reply["parent_header"].get("msg_id") == info["msg_id"]:
-                    return reply["msg_type"] == "kernel_info_reply"
-            return False
-
-        async def scenario() -> tuple[bool, bool]:
-            page = await websocket_connect(request)
-            orphan = await websocket_connect(request)
-            first = await answered(page, 5.0)
-            again = await websocket_connect(request)
-            second = await answered(again, 30.0)
-            for ws in (page, orphan, again):
-                ws.close()
-            return first, second
-
-        # Playwright's sync API runs an event loop in this thread already.
-        with concurrent.futures.ThreadPoolExecutor(1) as pool:
-            first, second = pool.submit(asyncio.run, scenario()).result(timeout=120)
-    finally:
-        gateway.stop()
-    assert not first, "the gateway answered the page despite its orphan: the quirk is gone"
-    assert second, "a connection opened after the orphan was not answered"
