@@ -34,11 +34,17 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def agents() -> list[int]:
-    """The process ids of the Claude Code CLIs themselves (not the commands they run)."""
+    """The process ids of the Claude Code CLIs this process started: not the commands they
+    run, nor a process a CLI starts with its own command line (seen once under load)."""
     found = []
-    for process in clis():
+    for process in psutil.Process(os.getpid()).children():
         try:
-            if "--output-format" in process.cmdline():
+            command = process.cmdline()
+            if (
+                "claude" in " ".join(command)
+                and "--output-format" in command
+                and process.status() != psutil.STATUS_ZOMBIE
+            ):
                 found.append(process.pid)
         except psutil.NoSuchProcess:
             continue
