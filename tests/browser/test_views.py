@@ -21,6 +21,10 @@ from .test_lab import QUESTION_TIMEOUT, wait_saved_with_widget
 
 pytestmark = pytest.mark.browser
 
+JUPYTERLAB_GAVE_UP = "Error: Canceled future for create_subshell_request message"
+"""What JupyterLab's kernel connection throws, uncaught, for a subshell request to a kernel
+that died before answering (it asks for one per comm target)."""
+
 TIMING = Timing(ping_every=1.0, answer_within=0.5, announce_every=1.0)
 """Quicker checks on views than the defaults (which tests/notebook/test_presence.py covers)."""
 KERNEL_PID = """
@@ -92,4 +96,6 @@ def test_a_view_whose_kernel_went_away_says_so_and_stops_counting(lab: NotebookP
     time.sleep(2)
     expect(card.locator(".mead-status")).to_have_text(KERNEL_GONE)
     expect(card.locator(".mead-sent")).to_have_text("")
-    assert lab.errors == [], lab.errors
+    # JupyterLab's own: the subshells it was asking the dead kernel for are given up.
+    errors = [e for e in lab.errors if not e.startswith(JUPYTERLAB_GAVE_UP)]
+    assert errors == [], lab.errors
