@@ -11,6 +11,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
+from . import interrupts
 from .interaction import (
     AgentInfo,
     ContentBlock,
@@ -155,11 +156,18 @@ class Turn(Generic[R]):
 
     ``work`` runs the turn and returns its result; ``cancel`` asks it to stop;
     ``driver`` is the turn's :class:`~mead_notebook.driver.TurnDriver`, whose
-    interaction is served while a thread waits for the turn.
+    interaction is served while a thread waits for the turn. ``start=False``: the
+    thread starts at :meth:`start` (for a caller that frees what the turn holds if
+    it never started).
     """
 
     def __init__(
-        self, work: Callable[[], R], *, driver: TurnDriver, cancel: Callable[[], None]
+        self,
+        work: Callable[[], R],
+        *,
+        driver: TurnDriver,
+        cancel: Callable[[], None],
+        start: bool = True,
     ) -> None:
         self._driver = driver
         self._cancel = cancel
@@ -174,7 +182,27 @@ class Turn(Generic[R]):
             name="mead-turn",
             daemon=True,
         )
-        self._thread.start()
+        if start:
+            self.start()
+
+    @property
+    def started(self) -> bool:
+        """Whether the turn's thread started: then ``work`` runs to its end, whatever happens."""
+        return self._thread.ident is not None
+
+    def start(self) -> None:
+        """Start the turn's thread. An interrupt meanwhile cancels the turn and propagates."""
+        try:
+            # Thread.start waits for the new thread: an interrupt meant for the cell that is
+            # about to wait for the turn lands here, and the turn must not run on unwaited.
+            with interrupts.held():
+                self._thread.start()
+        except KeyboardInterrupt as exc:
+            if self.started:
+                self.cancel()
+                self._done.wait(5.0)
+            one_line_interrupt(exc, self._driver.result)
+            raise
 
     def _main(self, work: Callable[[], R]) -> None:
         try:

@@ -309,6 +309,30 @@ def test_a_keyboard_interrupt_ends_the_run_and_propagates(harness: Harness) -> N
     assert harness.ran == []
 
 
+def test_an_interrupt_that_lands_as_the_run_starts_ends_it(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``Thread.start`` waits for the turn's thread: an interrupt meant for the cell about to
+    wait for the turn can land there. The turn does not run on with nobody waiting for it."""
+    person = Waiting()
+
+    class Late(threading.Thread):
+        def start(self) -> None:
+            super().start()
+            if self.name == "mead-turn" and person.asked.wait(30):
+                _thread.interrupt_main()  # raised at the next instruction, inside start()
+
+    monkeypatch.setattr(threading, "Thread", Late)
+    with pytest.raises(KeyboardInterrupt):
+        run(harness, [[ToolCall("write_file", {"path": "b", "text": "x"}, "w1")]], person)
+    deadline = time.monotonic() + 10
+    while not any(name == "turn_ended" for name, _ in person.hooks):
+        assert time.monotonic() < deadline, person.hooks
+        time.sleep(0.05)
+    assert ("turn_ended", ("interrupted", None)) in person.hooks
+    assert harness.ran == []
+
+
 def test_the_sources_round_limit_ends_the_turn_max_rounds(harness: Harness) -> None:
     """Whatever the source calls its limit, reaching it ends the turn ``max_rounds``: no error."""
     rec, person = recorded()

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel.frontend import Frontend, ready_kernel, reset
+from kernel.frontend import Frontend, Widget, ready_kernel, reset
 
 pytestmark = pytest.mark.kernel
 
@@ -212,11 +212,19 @@ def test_interrupting_the_kernel_ends_the_run(
     reply = fe.wait_reply(msg_id, 30)["content"]
     assert (reply["status"], reply.get("ename")) == ("error", ename), reply
     [widget] = fe.widgets.values()
-    fe.drive(lambda: widget.state.get("status") == "interrupted", 10, "the turn's end")
+    ended(fe, widget, reply)
     assert widget.cards["w1"]["question"]["answer"]["decision"] == "interrupted"
     assert widget.cards["w1"]["outcome"] == "interrupted"
     reply, out = fe.run("print('NEXT', 6 * 7)", timeout=30)
     assert (reply["status"], out) == ("ok", "NEXT 42\n")
+
+
+def ended(fe: Frontend, widget: Widget, reply: dict[str, Any]) -> None:
+    """Wait for the widget to say its turn was interrupted; say what the kernel does if not."""
+    try:
+        fe.drive(lambda: widget.state.get("status") == "interrupted", 10, "the turn's end")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\nthe cell's reply: {reply}\n{fe.inside()}") from None
 
 
 OWN_LOOP = {
@@ -276,7 +284,7 @@ def test_interrupting_a_loop_of_your_own_ends_the_turn(fe: Frontend, framework: 
     reply = fe.wait_reply(msg_id, 30)["content"]
     assert (reply["status"], reply.get("ename")) == ("error", "CancelledError"), reply
     [widget] = fe.widgets.values()
-    fe.drive(lambda: widget.state.get("status") == "interrupted", 10, "the turn's end")
+    ended(fe, widget, reply)
     assert widget.cards["w1"]["question"]["answer"]["decision"] == "interrupted"
     reply, out = fe.run("print('NEXT', 6 * 7)", timeout=30)
     assert (reply["status"], out) == ("ok", "NEXT 42\n")

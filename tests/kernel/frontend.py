@@ -34,6 +34,18 @@ START_TIMEOUT = 60.0
 CONTROL = "jupyter.widget.control"
 """ipywidgets' comm through which a (re)loaded page asks for every widget's state."""
 
+INSIDE = """
+import gc as _gc, sys as _sys, threading as _threading, traceback as _traceback
+for _t in _threading.enumerate():
+    _f = _sys._current_frames().get(_t.ident)
+    print("THREAD", _t.name, "".join(_traceback.format_stack(_f)[-12:]) if _f else "")
+for _o in _gc.get_objects():
+    _q = getattr(_o, "_questions", None) if type(_o).__name__ == "NotebookInteraction" else None
+    if _q is not None:
+        print("QUESTIONS interrupted=", _q.interrupted, "open=", sorted(_q._open))
+"""
+"""A cell that prints what the kernel is doing (see :meth:`Frontend.inside`)."""
+
 Responder = Callable[[dict[str, Any]], "dict[str, Any] | None"]
 
 
@@ -294,6 +306,15 @@ class Frontend:
 
     def stdout(self, msg_id: str) -> str:
         return "".join(self._stdout.get(msg_id, ()))
+
+    def inside(self, timeout: float = 15.0) -> str:
+        """What the kernel is doing (every thread's stack, every widget's open questions),
+        for a failure message; what went wrong instead when the kernel cannot say."""
+        try:
+            reply, out = self.run(INSIDE, timeout)
+        except AssertionError as exc:
+            return f"the kernel did not say what it is doing: {exc}"
+        return out if reply["status"] == "ok" else f"{out}{reply}"
 
     def streams_by_parent(self) -> dict[str, str]:
         out: dict[str, str] = {}

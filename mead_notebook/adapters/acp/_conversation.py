@@ -244,13 +244,18 @@ class Conversation:
                 if close_after:
                     self.close()
 
+        turn = Turn(
+            work, driver=session.driver, cancel=lambda: self._cancel_first(session), start=False
+        )
         try:
-            return Turn(work, driver=session.driver, cancel=lambda: self._cancel_first(session))
+            turn.start()
         except BaseException:
-            self._session = None
-            self._busy.release()
-            session.close()
+            if not turn.started:
+                self._session = None
+                self._busy.release()
+                session.close()
             raise
+        return turn
 
     def _cancel_first(self, session: AgentTurn) -> None:
         """A kernel interrupt: ``session/cancel`` goes out before the questions close."""

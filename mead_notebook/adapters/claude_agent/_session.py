@@ -201,13 +201,16 @@ class Session:
                 self._running = None
                 self._busy.release()
 
+        handle = Turn(work, driver=turn.driver, cancel=turn.cancel, start=False)
         try:
-            return Turn(work, driver=turn.driver, cancel=turn.cancel)
+            handle.start()
         except BaseException:
-            self._running = None
-            self._busy.release()
-            turn.close()
+            if not handle.started:
+                self._running = None
+                self._busy.release()
+                turn.close()
             raise
+        return handle
 
     async def _run_turn(self, turn: AgentTurn, prompt: str) -> AgentResult:
         """The turn's side (its own loop): the exchange runs on the client's loop."""

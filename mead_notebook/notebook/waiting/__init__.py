@@ -34,8 +34,8 @@ import threading
 from collections.abc import Callable
 from typing import Final
 
+from ... import interrupts
 from ...errors import UnsupportedKernelError
-from . import interrupts
 from .common import WAITS, WATCHED, Widget
 from .kernel import current, features, on_main_thread
 from .main_pump import MainPump

@@ -35,8 +35,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 
+from ... import interrupts as _interrupts
 from ...errors import UnsupportedKernelError
-from . import interrupts as _interrupts
 from .common import DELIVERED, WAITS, WATCHED, waker
 from .diversion import Diversion
 from .kernel import COMM_TYPES, INFO_TYPES, INSTEAD, PerKernel, features, require, version

@@ -1,9 +1,9 @@
 """Holding SIGINT while the main thread does something that must not stop half-way.
 
-Used on every ipykernel: by the main-thread pump (:mod:`.main_pump`) while it
-reads the shell stream or dispatches a comm message, and by the widget while it
-records the end of a turn. Off the main thread it does nothing: SIGINT is only
-ever delivered to the main thread.
+Used while a turn's thread starts (:class:`~mead_notebook.turn.Turn`), by the
+notebook's main-thread pump while it reads the shell stream or dispatches a comm
+message, and by the widget while it records the end of a turn. Off the main
+thread it does nothing: SIGINT is only ever delivered to the main thread.
 """
 
 from __future__ import annotations
