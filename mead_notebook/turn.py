@@ -156,9 +156,9 @@ class Turn(Generic[R]):
 
     ``work`` runs the turn and returns its result; ``cancel`` asks it to stop;
     ``driver`` is the turn's :class:`~mead_notebook.driver.TurnDriver`, whose
-    interaction is served while a thread waits for the turn. ``start=False``: the
-    thread starts at :meth:`start` (for a caller that frees what the turn holds if
-    it never started).
+    interaction is served while a thread waits for the turn. ``unstarted`` frees
+    what the turn holds when its thread does not start (the constructor raises);
+    once it has started, ``work`` runs to its end and frees it.
     """
 
     def __init__(
@@ -167,41 +167,35 @@ class Turn(Generic[R]):
         *,
         driver: TurnDriver,
         cancel: Callable[[], None],
-        start: bool = True,
+        unstarted: Callable[[], None] | None = None,
     ) -> None:
-        self._driver = driver
-        self._cancel = cancel
-        self._result: R | None = None
-        self._error: BaseException | None = None
-        self._done = threading.Event()
-        self._callbacks: list[Callable[[], None]] = []
-        self._lock = threading.Lock()
-        self._thread = threading.Thread(
-            target=contextvars.copy_context().run,
-            args=(self._main, work),
-            name="mead-turn",
-            daemon=True,
-        )
-        if start:
-            self.start()
-
-    @property
-    def started(self) -> bool:
-        """Whether the turn's thread started: then ``work`` runs to its end, whatever happens."""
-        return self._thread.ident is not None
-
-    def start(self) -> None:
-        """Start the turn's thread. An interrupt meanwhile cancels the turn and propagates."""
+        thread: threading.Thread | None = None
         try:
+            self._driver = driver
+            self._cancel = cancel
+            self._result: R | None = None
+            self._error: BaseException | None = None
+            self._done = threading.Event()
+            self._callbacks: list[Callable[[], None]] = []
+            self._lock = threading.Lock()
+            thread = self._thread = threading.Thread(
+                target=contextvars.copy_context().run,
+                args=(self._main, work),
+                name="mead-turn",
+                daemon=True,
+            )
             # Thread.start waits for the new thread: an interrupt meant for the cell that is
             # about to wait for the turn lands here, and the turn must not run on unwaited.
             with interrupts.held():
-                self._thread.start()
-        except KeyboardInterrupt as exc:
-            if self.started:
+                thread.start()
+        except BaseException as exc:
+            if thread is None or thread.ident is None:
+                if unstarted is not None:
+                    unstarted()
+            elif isinstance(exc, KeyboardInterrupt):
                 self.cancel()
                 self._done.wait(5.0)
-            one_line_interrupt(exc, self._driver.result)
+                one_line_interrupt(exc, driver.result)
             raise
 
     def _main(self, work: Callable[[], R]) -> None:

@@ -23,10 +23,11 @@ from mead_notebook import (
     Unanswered,
     tool,
 )
-from mead_notebook.driver import SHORT
+from mead_notebook.driver import SHORT, TurnDriver
 from mead_notebook.interaction import DefaultTurnHooks
 from mead_notebook.policies import AllowAll, AllowReads, DenyAll, Recording
 from mead_notebook.router import UnaskedWarning
+from mead_notebook.turn import Turn
 
 log: list[tuple[str, str]] = []
 
@@ -559,6 +560,51 @@ def test_keyboard_interrupt_cancels_running_calls_and_propagates() -> None:
     assert stopped.wait(5)
     final = updates(rec)[-1]
     assert (final["status"], final.get("outcome")) == ("failed", "interrupted")
+
+
+def test_a_turn_whose_thread_does_not_start_frees_what_it_holds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    freed: list[str] = []
+
+    def refuse(thread: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", refuse)
+    with pytest.raises(RuntimeError, match="can't start new thread"):
+        Turn(lambda: "ran", driver=TurnDriver(), cancel=list, unstarted=lambda: freed.append("x"))
+    assert freed == ["x"]
+
+
+def test_an_interrupt_as_a_turn_starts_cancels_it_and_leaves_the_freeing_to_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Once the thread runs, ``work`` frees what the turn holds: ``unstarted`` must not too."""
+    freed: list[str] = []
+    cancelled = threading.Event()
+    start = threading.Thread.start
+
+    def start_then_interrupt(thread: threading.Thread) -> None:
+        start(thread)
+        _thread.interrupt_main()
+
+    def work() -> str:
+        try:
+            cancelled.wait(10)
+            return "stopped"
+        finally:
+            freed.append("by the turn")
+
+    monkeypatch.setattr(threading.Thread, "start", start_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        Turn(
+            work,
+            driver=TurnDriver(),
+            cancel=cancelled.set,
+            unstarted=lambda: freed.append("unstarted"),
+        )
+    assert cancelled.is_set()
+    assert freed == ["by the turn"]
 
 
 def test_keyboard_interrupt_while_asking_closes_the_call() -> None:

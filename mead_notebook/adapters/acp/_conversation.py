@@ -244,18 +244,17 @@ class Conversation:
                 if close_after:
                     self.close()
 
-        turn = Turn(
-            work, driver=session.driver, cancel=lambda: self._cancel_first(session), start=False
+        def unstarted() -> None:
+            self._session = None
+            self._busy.release()
+            session.close()
+
+        return Turn(
+            work,
+            driver=session.driver,
+            cancel=lambda: self._cancel_first(session),
+            unstarted=unstarted,
         )
-        try:
-            turn.start()
-        except BaseException:
-            if not turn.started:
-                self._session = None
-                self._busy.release()
-                session.close()
-            raise
-        return turn
 
     def _cancel_first(self, session: AgentTurn) -> None:
         """A kernel interrupt: ``session/cancel`` goes out before the questions close."""

@@ -201,16 +201,12 @@ class Session:
                 self._running = None
                 self._busy.release()
 
-        handle = Turn(work, driver=turn.driver, cancel=turn.cancel, start=False)
-        try:
-            handle.start()
-        except BaseException:
-            if not handle.started:
-                self._running = None
-                self._busy.release()
-                turn.close()
-            raise
-        return handle
+        def unstarted() -> None:
+            self._running = None
+            self._busy.release()
+            turn.close()
+
+        return Turn(work, driver=turn.driver, cancel=turn.cancel, unstarted=unstarted)
 
     async def _run_turn(self, turn: AgentTurn, prompt: str) -> AgentResult:
         """The turn's side (its own loop): the exchange runs on the client's loop."""
