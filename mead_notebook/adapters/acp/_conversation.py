@@ -279,7 +279,14 @@ class Conversation:
         if response is None or self._interrupted is session:
             # A kernel interrupt or turn.cancel(), even one the agent answered before it
             # reached this turn: cancel, then kill the agent's group.
-            await asyncio.wrap_future(self._submit(self._interrupt(running)))
+            interrupting = asyncio.wrap_future(self._submit(self._interrupt(running)))
+            while True:  # the turn's own cancel, arriving now, must not cut this short
+                try:
+                    await asyncio.shield(interrupting)
+                    break
+                except asyncio.CancelledError:
+                    if not session.cancelled.is_set() or interrupting.cancelled():
+                        raise
             result.stop_reason = "interrupted"
             result.usage = self.client.controls.usage
             return result

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import threading
@@ -15,6 +16,7 @@ import pytest
 from adapters.helpers import Person, Waiting, asked, finals, recorded, running, steps
 from mead_notebook import Allow, Deny, TurnError
 from mead_notebook.adapters import acp
+from mead_notebook.adapters.acp._conversation import Conversation
 from mead_notebook.interaction import PlanEntry, Request
 from mead_notebook.policies import AllowAll
 
@@ -320,6 +322,49 @@ def test_interrupting_cancels_answers_cancelled_and_kills_the_group(
         assert not alive(agent_pid)
     assert stopped < 5
     assert result.calls[0].outcome == "interrupted"
+
+
+def test_a_cancel_the_agent_answers_before_the_run_is_cancelled_still_ends_interrupted(
+    script: Script, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``turn.cancel()`` sends ``session/cancel``, then cancels the run. An agent that answers
+    at once has the run already stopping it (killing its group) when the run's cancel lands:
+    the turn still ends ``interrupted``, not with a ``CancelledError``."""
+    stopping, cancelled = threading.Event(), threading.Event()
+    interrupt, cancel_first = Conversation._interrupt, Conversation._cancel_first
+
+    async def slow_interrupt(self: Conversation, running: Any) -> None:
+        stopping.set()
+        await asyncio.get_running_loop().run_in_executor(None, cancelled.wait, 10)
+        await interrupt(self, running)
+
+    def cancel_late(self: Conversation, session: Any) -> None:
+        cancel = session.cancel
+
+        def after_the_answer() -> None:
+            assert stopping.wait(10), "the run never started stopping the agent"
+            cancel()
+            cancelled.set()
+
+        session.cancel = after_the_answer
+        cancel_first(self, session)
+
+    monkeypatch.setattr(Conversation, "_interrupt", slow_interrupt)
+    monkeypatch.setattr(Conversation, "_cancel_first", cancel_late)
+    rec, _ = recorded(Person())
+    turn = acp.start(
+        script.agent([[{"text": "thinking"}, {"sleep": 30}]]),
+        "go",
+        interaction=rec,
+        cwd=tmp_path,
+    )
+    deadline = time.monotonic() + 20
+    while not [e for e in rec.events if e.name == "text_delta"]:
+        assert time.monotonic() < deadline, "the agent never started its turn"
+        time.sleep(0.05)
+    turn.cancel()
+    result = turn.result(timeout=20)
+    assert result.stop_reason == "interrupted"
 
 
 class Narrated(Person):
