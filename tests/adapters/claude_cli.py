@@ -20,16 +20,18 @@ def repo_folder(tmp_path: Path) -> Path:
     return path
 
 
+def command_line(process: psutil.Process) -> str:
+    """``process``'s command line; empty once it has ended (it can end as it is read)."""
+    try:
+        return "" if process.status() == psutil.STATUS_ZOMBIE else " ".join(process.cmdline())
+    except psutil.Error:
+        return ""
+
+
 def clis() -> list[psutil.Process]:
     """The Claude CLI processes this test process started that are still alive."""
-    found = []
-    for child in psutil.Process(os.getpid()).children(recursive=True):
-        try:
-            if "claude" in " ".join(child.cmdline()) and child.status() != psutil.STATUS_ZOMBIE:
-                found.append(child)
-        except psutil.NoSuchProcess:
-            continue
-    return found
+    children = psutil.Process(os.getpid()).children(recursive=True)
+    return [child for child in children if "claude" in command_line(child)]
 
 
 @pytest.fixture(autouse=True, name="no_orphans")

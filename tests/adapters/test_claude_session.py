@@ -25,7 +25,7 @@ from mead_notebook.adapters import claude_agent
 from mead_notebook.adapters.claude_agent._session import NO_TURN
 from mead_notebook.policies import AllowAll
 
-from .claude_cli import clis, every_cli_ends, repo_folder  # noqa: F401 (fixtures)
+from .claude_cli import clis, command_line, every_cli_ends, repo_folder  # noqa: F401 (fixtures)
 from .helpers import ALLOWED, DENIED, Person, Waiting, recorded, running, steps
 
 pytestmark = pytest.mark.timeout(120)
@@ -319,7 +319,7 @@ def test_an_interrupt_stops_a_running_command_and_the_same_cli_goes_on(cwd: Path
         again = chat.run("Are you there?", interaction=AllowAll())
         assert agents() == [process]
         assert again.stop_reason == "end_turn"
-        assert not [p for p in clis() if "sleep 30" in " ".join(p.cmdline())]
+        assert not [p for p in clis() if "sleep 30" in command_line(p)]
 
 
 def test_a_cli_that_does_not_end_its_turn_is_ended_and_the_next_turn_resumes(cwd: Path) -> None:

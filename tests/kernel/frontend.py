@@ -34,6 +34,18 @@ START_TIMEOUT = 60.0
 CONTROL = "jupyter.widget.control"
 """ipywidgets' comm through which a (re)loaded page asks for every widget's state."""
 
+UNBOUNDED_IOPUB = """
+def _unbound():
+    import zmq
+    thread = get_ipython().kernel.iopub_thread
+    thread.schedule(lambda: thread.socket.setsockopt(zmq.SNDHWM, 0))
+_unbound()
+del _unbound
+"""
+"""Lifts the kernel's limit of queued IOPub messages (ZeroMQ applies it to connected
+peers too), in the IOPub thread that owns the socket: with a limit, a burst this
+frontend has not read yet is dropped, never late."""
+
 INSIDE = """
 import gc as _gc, sys as _sys, threading as _threading, traceback as _traceback
 for _t in _threading.enumerate():
@@ -142,7 +154,9 @@ class Frontend:
         # A page's server reads IOPub as it comes; these tests read it in Python, slower
         # than a cell can flood it (hundreds of widgets a second) on a loaded machine. With
         # ZeroMQ's default limit of 1000 queued messages a side, the kernel then drops what
-        # does not fit; unbounded on this side, ZeroMQ's own thread drains the kernel's.
+        # does not fit. Both sides are unbounded here (the kernel's by UNBOUNDED_IOPUB):
+        # ZeroMQ's own thread drains the kernel's queue when it runs, and when it does not
+        # run for a while (a loaded 2-core machine), the kernel's queue waits for it.
         self._context = zmq.Context()
         self._context.setsockopt(zmq.RCVHWM, 0)
         for attempt in range(START_ATTEMPTS):
@@ -170,6 +184,10 @@ class Frontend:
         self.responder: Responder | None = None
         self.render = True
         self.subshell_id: str | None = self._create_subshell() if subshell else None
+        reply, _ = self.run(UNBOUNDED_IOPUB, timeout=START_TIMEOUT)
+        if reply["status"] != "ok":
+            self.close()
+            raise RuntimeError(f"the kernel's IOPub limit could not be lifted: {reply}")
 
     def close(self) -> None:
         """Stop the kernel (bounded)."""
