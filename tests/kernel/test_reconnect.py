@@ -106,7 +106,7 @@ def test_state_requests_while_widgets_are_created_are_all_answered(fe: Frontend,
     except AssertionError as timed_out:
         # What did come says whether the kernel's IOPub dropped messages (a slider is three
         # opens and, in the loop, one close): it did, to a test process too slow to read
-        # the flood, before this frontend read IOPub without ZeroMQ's message limit.
+        # the flood, while either side of IOPub kept ZeroMQ's message limit (Frontend).
         seen = [m["msg_type"] for m in fe.iopub[since:]]
         texts = [m["content"]["text"] for m in fe.iopub[since:] if m["msg_type"] == "stream"]
         counts = {kind: seen.count(kind) for kind in ("comm_open", "comm_close", "stream")}
