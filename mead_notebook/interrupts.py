@@ -1,6 +1,7 @@
 """Holding SIGINT while the main thread does something that must not stop half-way.
 
-Used while a turn's thread starts (:class:`~mead_notebook.turn.Turn`), by the
+Used while a turn's thread starts and while a thread waits for the turn
+(:class:`~mead_notebook.turn.Turn`), by the
 notebook's main-thread pump while it reads the shell stream or dispatches a comm
 message, and by the widget while it records the end of a turn. Off the main
 thread it does nothing: SIGINT is only ever delivered to the main thread.

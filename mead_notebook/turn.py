@@ -226,10 +226,14 @@ class Turn(Generic[R]):
         """
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
-            while not self._done.wait(POLL_INTERVAL):
-                self._driver.idle()
-                if deadline is not None and time.monotonic() >= deadline:
-                    raise TimeoutError(f"the turn is still running after {timeout} s")
+            # Python drops an exception raised inside a finalizer, and the main thread runs
+            # some while it waits (pyzmq checks for signals as it frees a message): an
+            # interrupt is noted instead, and raised as the wait ends (interrupts.held).
+            with interrupts.held() as interrupted:
+                while not self._done.wait(POLL_INTERVAL) and not interrupted.caught:
+                    self._driver.idle()
+                    if deadline is not None and time.monotonic() >= deadline:
+                        raise TimeoutError(f"the turn is still running after {timeout} s")
         except KeyboardInterrupt as exc:
             self.cancel()
             self._done.wait(5.0)

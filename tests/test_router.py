@@ -3,6 +3,7 @@ from __future__ import annotations
 import _thread
 import asyncio
 import logging
+import signal
 import threading
 import time
 from collections.abc import Sequence
@@ -605,6 +606,36 @@ def test_an_interrupt_as_a_turn_starts_cancels_it_and_leaves_the_freeing_to_it(
         )
     assert cancelled.is_set()
     assert freed == ["by the turn"]
+
+
+def test_an_interrupt_first_seen_inside_a_finalizer_still_ends_the_waited_turn(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """pyzmq checks for signals as it frees a message, a finalizer whose exception Python
+    drops: an interrupt first seen there, while the main thread waits, must still end the turn."""
+
+    class Freed:
+        def __del__(self) -> None:
+            signal.raise_signal(signal.SIGINT)  # lands as the object is freed
+
+    cancelled = threading.Event()
+    driver = TurnDriver()
+    idles: list[None] = []
+
+    def idle() -> None:
+        if not idles:
+            idles.append(None)
+            Freed()
+
+    monkeypatch.setattr(driver, "idle", idle)
+    turn = Turn(
+        lambda: "stopped" if cancelled.wait(10) else "ran on", driver=driver, cancel=cancelled.set
+    )
+    with pytest.raises(KeyboardInterrupt):
+        turn.result(timeout=5)
+    assert idles == [None]
+    assert cancelled.is_set()
+    assert turn.result(timeout=5) == "stopped"
 
 
 def test_keyboard_interrupt_while_asking_closes_the_call() -> None:

@@ -145,7 +145,12 @@ class MainPump(PerKernel):
                     self.stream.flush(_pollin())
                 finally:
                     self.stream._recv_callback = original
-                self._sort(collections.deque(held), original, serve=serve)
+                try:
+                    self._sort(collections.deque(held), original, serve=serve)
+                finally:
+                    # Freed while SIGINT is held: pyzmq checks for signals as it frees a
+                    # message, and Python drops what a finalizer raises.
+                    held.clear()
         finally:
             self.busy = False
 
